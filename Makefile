@@ -1,0 +1,101 @@
+# Makefile for the shared-stack coroutine library.  `make help` lists the targets.
+CC       ?= cc
+CXX      ?= g++
+AR       ?= ar
+CFLAGS   ?= -O2 -g
+CXXFLAGS ?= -O2 -g
+LDFLAGS  ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+ASM      ?= 0
+
+# Backends: ucontext (swapcontext) and asm (asm_switch.S).  `make ASM=1`
+# builds the demo and the library with the assembly switch.
+BACKENDS := ucontext asm
+ifeq ($(ASM),1)
+BACKEND := asm
+else
+BACKEND := ucontext
+endif
+
+WARN    := -Wall -Wextra -Wpedantic
+# The library is C with a C++ spelling: no exceptions, no RTTI, so that a C
+# program links it with the C compiler driver and no C++ runtime.
+LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti
+DEFS_ucontext :=
+DEFS_asm      := -DCOROUTINE_ASM=1
+TESTS := $(basename $(notdir $(wildcard test/test_*.c)))
+
+.PHONY: all run test install uninstall clean help
+all: main libcoroutine.a
+
+# The top-level artifacts are copies of the selected backend's; build/selected
+# changes only when ASM does, so that switching backends relinks them.
+$(shell mkdir -p build; echo $(BACKEND) | cmp -s - build/selected || echo $(BACKEND) > build/selected)
+
+main: build/$(BACKEND)/main build/selected
+	cp $< $@
+
+libcoroutine.a: build/$(BACKEND)/libcoroutine.a build/selected
+	cp $< $@
+
+run: main
+	./main
+
+build/%/coroutine.o: coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(DEFS_$*) $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
+
+build/asm/asm_switch.o: asm_switch.S
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+build/ucontext/libcoroutine.a: build/ucontext/coroutine.o
+build/asm/libcoroutine.a: build/asm/coroutine.o build/asm/asm_switch.o
+build/%/libcoroutine.a:
+	rm -f $@
+	$(AR) rcs $@ $^
+
+build/%/main: main.cpp coroutine.h build/%/libcoroutine.a
+	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) $< build/$*/libcoroutine.a -o $@
+
+# Tests are C programs linked with the C driver: that they link at all
+# proves that the library needs no C++ runtime.
+TESTLIBS := -lcmocka -lpthread
+
+build/test/%.o: test/%.c coroutine.h $(wildcard test/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -I. -c $< -o $@
+
+build/ucontext/test_%: build/test/test_%.o build/ucontext/libcoroutine.a
+	$(CC) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+build/asm/test_%: build/test/test_%.o build/asm/libcoroutine.a
+	$(CC) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+test: $(foreach b,$(BACKENDS),$(addprefix build/$(b)/,$(TESTS)))
+	@for t in $^; do echo "== $$t"; ./$$t || exit 1; done
+
+coroutine.pc: coroutine.pc.in
+	sed 's|@PREFIX@|$(PREFIX)|' $< > $@
+
+install: libcoroutine.a coroutine.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 coroutine.h $(DESTDIR)$(PREFIX)/include/coroutine.h
+	install -m 644 libcoroutine.a $(DESTDIR)$(PREFIX)/lib/libcoroutine.a
+	install -m 644 coroutine.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/coroutine.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(DESTDIR)$(PREFIX)/lib/libcoroutine.a \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/coroutine.pc
+
+clean:
+	rm -rf build main libcoroutine.a coroutine.pc
+
+help:
+	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
+	@echo "make run        build and run the demo"
+	@echo "make test       build and run the CMocka suite against both backends"
+	@echo "make install    install header, library and pkg-config file (PREFIX, DESTDIR)"
+	@echo "make uninstall  remove what install put there"
+	@echo "make clean      remove everything built"

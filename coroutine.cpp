@@ -1,0 +1,544 @@
+/*
+ * coroutine.cpp - asymmetric coroutines that share one run stack.
+ *
+ * A port of cloudwu's coroutine.c (MIT).  The idea in one paragraph: a
+ * schedule owns one big run stack.  Whichever coroutine runs, runs there.
+ * When it yields, the part of the run stack it is using (its "live slice",
+ * from the deepest frame up to the top) is copied to a heap buffer of its
+ * own; when it is resumed, the slice is copied back to the same addresses
+ * and execution continues as if nothing happened.  Many coroutines thus cost
+ * one stack plus the bytes each one really uses.
+ *
+ * The context switch itself is swapcontext(3) by default, or the small
+ * assembly routine in asm_switch.S when built with -DCOROUTINE_ASM=1.
+ */
+#include "coroutine.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#ifndef COROUTINE_STACK_SIZE
+#define COROUTINE_STACK_SIZE (1024 * 1024)
+#endif
+#define STACK_SIZE COROUTINE_STACK_SIZE
+#define DEFAULT_COROUTINE 16
+
+/*
+ * Below the run stack lies an inaccessible guard region, so that a coroutine
+ * that runs off the end of the run stack dies of SIGSEGV at its first touch
+ * instead of writing over whatever memory happens to be there.  It is 64 KiB
+ * rather than one page so that a single large frame cannot step over it.
+ */
+#define GUARD_SIZE (64 * 1024)
+#define MAPPED_STACK_SIZE (((STACK_SIZE) + GUARD_SIZE - 1) / GUARD_SIZE * GUARD_SIZE)
+
+static_assert(STACK_SIZE % 16 == 0, "COROUTINE_STACK_SIZE must be a multiple of 16");
+static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16 KiB");
+static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
+
+#define NOINLINE __attribute__((noinline))
+
+/* ---- The context switch backends -------------------------------------- */
+
+#if COROUTINE_ASM
+/*
+ * asm_switch.S saves the callee-saved registers, the stack pointer and the
+ * resume address in a context of a few words (its layout is documented
+ * there), and never touches the signal mask.
+ */
+#if defined(__x86_64__)
+#define CONTEXT_WORDS 9
+#elif defined(__aarch64__)
+#define CONTEXT_WORDS 22
+#else
+#error "COROUTINE_ASM=1 supports x86_64 (System V) and aarch64 (AAPCS64) only; build without it to use ucontext"
+#endif
+struct coroutine_context {
+	void *word[CONTEXT_WORDS];
+};
+typedef struct coroutine_context context;
+extern "C" {
+/* Saves the caller in *from, then continues wherever *to was saved. */
+void coroutine_switch_context(context *from, const context *to);
+/* Saves the caller in *from, then calls entry(S) on a fresh stack below top. */
+void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S);
+}
+#define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
+#else
+#include <ucontext.h>
+typedef ucontext_t context;
+#define SWITCH_CONTEXT(from, to) swapcontext(from, to)
+#endif
+
+/* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COROUTINE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COROUTINE_ASAN 1
+#endif
+#endif
+#ifndef COROUTINE_ASAN
+#define COROUTINE_ASAN 0
+#endif
+
+#if COROUTINE_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define NO_ASAN __attribute__((no_sanitize_address))
+#else
+#define NO_ASAN
+#endif
+
+#if !defined(NVALGRIND) && defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define COROUTINE_VALGRIND 1
+#endif
+#endif
+#ifndef COROUTINE_VALGRIND
+#define COROUTINE_VALGRIND 0
+#endif
+
+/* ---- The two structures ------------------------------------------------ */
+
+struct coroutine {
+	coroutine_func func;
+	void *ud;
+	char *stack;     /* the saved live slice; grows, never shrinks */
+	ptrdiff_t cap;   /* bytes allocated at stack */
+	ptrdiff_t size;  /* bytes of the slice saved at stack */
+	int status;
+#if COROUTINE_ASAN
+	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
+#endif
+	context ctx;
+};
+
+struct schedule {
+	char *stack;                 /* lowest address of the run stack */
+	struct coroutine **co;       /* cap slots, nco of them in use */
+	int nco;
+	int cap;
+	int running;                 /* id of the running coroutine, or -1 */
+	struct coroutine *owner;     /* whose bytes are on the run stack now */
+	context main;                /* where coroutine_yield returns to */
+#if COROUTINE_ASAN
+	void *main_fake_stack;
+	const void *main_bottom;
+	size_t main_size;
+#endif
+#if COROUTINE_VALGRIND
+	unsigned valgrind_stack_id;
+#endif
+};
+
+/* ---- Misuse ------------------------------------------------------------ */
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void check_schedule(const struct schedule *S, const char *func)
+{
+	if (S == NULL)
+		fail("%s: the schedule is NULL", func);
+}
+
+static void check_id(const struct schedule *S, int id, const char *func)
+{
+	if (id < 0 || id >= S->cap)
+		fail("%s: id %d is out of range [0, %d)", func, id, S->cap);
+}
+
+static void check_in_main(const struct schedule *S, const char *func, const char *what)
+{
+	if (S->running != -1)
+		fail("%s: called from inside coroutine %d; %s", func, S->running, what);
+}
+
+/* ---- Telling AddressSanitizer and valgrind what we do to stacks -------- */
+
+/*
+ * ASan keeps a shadow of every stack and must be told when the stack
+ * pointer moves to another stack (the "fiber switch" calls), or it takes
+ * the run stack for a wild overflow of the main stack.
+ */
+static void asan_leave_main(struct schedule *S)
+{
+#if COROUTINE_ASAN
+	__sanitizer_start_switch_fiber(&S->main_fake_stack, S->stack, STACK_SIZE);
+#else
+	(void)S;
+#endif
+}
+
+static void asan_back_in_main(struct schedule *S)
+{
+#if COROUTINE_ASAN
+	__sanitizer_finish_switch_fiber(S->main_fake_stack, NULL, NULL);
+#else
+	(void)S;
+#endif
+}
+
+/* C is NULL on a coroutine's first entry: it has no bookkeeping yet. */
+static void asan_enter_coroutine(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_ASAN
+	__sanitizer_finish_switch_fiber(C ? C->fake_stack : NULL, &S->main_bottom, &S->main_size);
+#else
+	(void)S, (void)C;
+#endif
+}
+
+/* C is NULL when the coroutine has finished: its bookkeeping can go. */
+static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_ASAN
+	__sanitizer_start_switch_fiber(C ? &C->fake_stack : NULL, S->main_bottom, S->main_size);
+#else
+	(void)S, (void)C;
+#endif
+}
+
+/*
+ * The bytes on the run stack belong to a coroutine that is not coming back
+ * to them.  ASan may still hold the poison of that coroutine's frames (its
+ * functions never returned), and memcheck may hold them as inaccessible
+ * (popped frames): both would report the next occupant's correct accesses.
+ */
+static void forget_run_stack(struct schedule *S)
+{
+#if COROUTINE_ASAN
+	ASAN_UNPOISON_MEMORY_REGION(S->stack, STACK_SIZE);
+#endif
+#if COROUTINE_VALGRIND
+	VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
+#endif
+	(void)S;
+}
+
+/*
+ * The live slice holds the redzones ASan puts between locals, so it must be
+ * copied by code that ASan does not check.  The volatile keeps the compiler
+ * from turning the loop back into a (checked) call to memcpy.
+ */
+NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
+{
+#if COROUTINE_ASAN
+	const volatile char *src = from;
+	for (size_t i = 0; i < n; i++)
+		to[i] = src[i];
+#else
+	memcpy(to, from, n);
+#endif
+}
+
+/* ---- Creating and deleting ---------------------------------------------- */
+
+static struct coroutine *new_coroutine(coroutine_func func, void *ud)
+{
+	struct coroutine *C = (struct coroutine *)calloc(1, sizeof *C);
+	if (C == NULL)
+		return NULL;
+	C->func = func;
+	C->ud = ud;
+	C->status = COROUTINE_READY;
+	return C;
+}
+
+static void delete_coroutine(struct coroutine *C)
+{
+	free(C->stack);
+	free(C);
+}
+
+static int map_run_stack(struct schedule *S)
+{
+	size_t len = GUARD_SIZE + MAPPED_STACK_SIZE;
+	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return 0;
+	if (mprotect(base, GUARD_SIZE, PROT_NONE) != 0) {
+		munmap(base, len);
+		return 0;
+	}
+	S->stack = base + GUARD_SIZE;
+#if COROUTINE_VALGRIND
+	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
+#endif
+	return 1;
+}
+
+static void unmap_run_stack(struct schedule *S)
+{
+	/* A later mapping at these addresses must not inherit stale poison. */
+	forget_run_stack(S);
+#if COROUTINE_VALGRIND
+	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
+#endif
+	munmap(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
+}
+
+struct schedule *coroutine_open(void)
+{
+	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
+	if (S == NULL)
+		return NULL;
+	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
+	if (S->co == NULL || !map_run_stack(S)) {
+		free(S->co);
+		free(S);
+		return NULL;
+	}
+	S->cap = DEFAULT_COROUTINE;
+	S->running = -1;
+	return S;
+}
+
+void coroutine_close(struct schedule *S)
+{
+	if (S == NULL)
+		return;
+	check_in_main(S, "coroutine_close", "close the schedule from the main program");
+	for (int i = 0; i < S->cap; i++) {
+		if (S->co[i])
+			delete_coroutine(S->co[i]);
+	}
+	free(S->co);
+	unmap_run_stack(S);
+	free(S);
+}
+
+/* Doubles the slot array; the first new slot is the new id, or -1. */
+static int grow_slots(struct schedule *S)
+{
+	if (S->cap > INT_MAX / 2)
+		return -1;
+	size_t cap = (size_t)S->cap;
+	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
+	if (co == NULL)
+		return -1;
+	memset(co + cap, 0, cap * sizeof *co);
+	S->co = co;
+	S->cap *= 2;
+	return (int)cap;
+}
+
+/*
+ * The original's scan: the first empty slot at or after index nco, wrapping
+ * around.  Callers make sure that nco < cap, so there is one.
+ */
+static int first_free_slot(const struct schedule *S)
+{
+	int id = S->nco;
+	while (S->co[id] != NULL)
+		id = (id + 1) % S->cap;
+	return id;
+}
+
+int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
+{
+	check_schedule(S, "coroutine_new");
+	if (func == NULL)
+		fail("coroutine_new: func is NULL");
+	struct coroutine *C = new_coroutine(func, ud);
+	if (C == NULL)
+		return -1;
+	int id = S->nco >= S->cap ? grow_slots(S) : first_free_slot(S);
+	if (id < 0) {
+		free(C);
+		return -1;
+	}
+	S->co[id] = C;
+	++S->nco;
+	return id;
+}
+
+/* ---- Running -------------------------------------------------------------- */
+
+/*
+ * Every coroutine starts here, on the top of the run stack, and leaves for
+ * good through the switch at the end (never by returning).
+ */
+static void run_coroutine(struct schedule *S)
+{
+	asan_enter_coroutine(S, NULL);
+	struct coroutine *C = S->co[S->running];
+	C->func(S, C->ud);
+	C->status = COROUTINE_DEAD;
+	S->running = -1;
+	asan_leave_coroutine(S, NULL);
+	SWITCH_CONTEXT(&C->ctx, &S->main);
+}
+
+#if COROUTINE_ASM
+static void start_coroutine(struct schedule *S, struct coroutine *C)
+{
+	(void)C;
+	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S);
+}
+#else
+/* makecontext passes int arguments only, so the pointer travels in halves. */
+static void run_coroutine_ucontext(uint32_t low, uint32_t high)
+{
+	run_coroutine((struct schedule *)(((uintptr_t)high << 16 << 16) | low));
+}
+
+static void start_coroutine(struct schedule *S, struct coroutine *C)
+{
+	uintptr_t ptr = (uintptr_t)S;
+	getcontext(&C->ctx);
+	C->ctx.uc_stack.ss_sp = S->stack;
+	C->ctx.uc_stack.ss_size = STACK_SIZE;
+	C->ctx.uc_link = NULL;
+	makecontext(&C->ctx, (void (*)(void))run_coroutine_ucontext, 2,
+		    (uint32_t)ptr, (uint32_t)(ptr >> 16 >> 16));
+	swapcontext(&S->main, &C->ctx);
+}
+#endif
+
+static void restore_stack(struct schedule *S, struct coroutine *C)
+{
+	copy_stack(S->stack + STACK_SIZE - C->size, C->stack, (size_t)C->size);
+}
+
+void coroutine_resume(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_resume");
+	check_in_main(S, "coroutine_resume", "only the main program may resume");
+	check_id(S, id, "coroutine_resume");
+	struct coroutine *C = S->co[id];
+	if (C == NULL)
+		return;
+	int starting = C->status == COROUTINE_READY;
+	/*
+	 * If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing.
+	 */
+	if (S->owner != C) {
+		forget_run_stack(S);
+		if (!starting)
+			restore_stack(S, C);
+		S->owner = C;
+	}
+	S->running = id;
+	C->status = COROUTINE_RUNNING;
+	asan_leave_main(S);
+	if (starting)
+		start_coroutine(S, C);
+	else
+		SWITCH_CONTEXT(&S->main, &C->ctx);
+	asan_back_in_main(S);
+	if (C->status == COROUTINE_DEAD) {
+		delete_coroutine(C);
+		S->co[id] = NULL;
+		--S->nco;
+		S->owner = NULL;
+	}
+}
+
+/* ---- Yielding -------------------------------------------------------------- */
+
+/* The stack pointer must not pass through an integer the compiler can trace
+ * back to dummy: it would then be free to assume we read one byte only. */
+static char *launder(char *p)
+{
+	__asm__("" : "+r"(p));
+	return p;
+}
+
+static void reserve_saved_stack(struct coroutine *C, ptrdiff_t size)
+{
+	if (C->cap >= size)
+		return;
+	char *stack = (char *)malloc((size_t)size);
+	if (stack == NULL)
+		fail("coroutine_yield: out of memory saving %td bytes of stack", size);
+	free(C->stack);
+	C->stack = stack;
+	C->cap = size;
+}
+
+/*
+ * The dummy trick.  dummy is a local of this function, so its address lies
+ * below every frame of the coroutine that called us: [&dummy, top) is the
+ * whole of the coroutine's live stack, and copying it saves the coroutine.
+ * The function must not be inlined, or dummy would sit somewhere inside its
+ * caller's frame and the part of that frame below it would not be saved.
+ */
+NOINLINE NO_ASAN static void save_stack(struct schedule *S, struct coroutine *C)
+{
+	char dummy = 0;
+	char *bottom = launder(&dummy);
+	char *top = S->stack + STACK_SIZE;
+	if (bottom < S->stack || bottom >= top)
+		fail("coroutine_yield: the caller is not on this schedule's run stack "
+		     "(its live stack would be %td bytes; the run stack has %d)",
+		     top - bottom, STACK_SIZE);
+	reserve_saved_stack(C, top - bottom);
+	C->size = top - bottom;
+	copy_stack(C->stack, bottom, (size_t)C->size);
+}
+
+/*
+ * Saves the slice, then leaves the run stack.  Why this is safe: the slice
+ * is taken inside save_stack, a call below this frame, so this frame (its
+ * saved registers, return address, stack-protector canary, spills) is inside
+ * the slice wherever the compiler put them.  Between the save and the switch
+ * this function only computes arguments; after the switch it only returns,
+ * reading what its prologue wrote before the save.  The switch's own return
+ * address is pushed below the slice and is lost: which is why the resume
+ * address must be kept in the context (ucontext_t, or asm_switch.S's context),
+ * never only on the run stack.  It must not be inlined, or its caller's code
+ * after the switch could depend on stores made after the save.
+ */
+NOINLINE static void suspend(struct schedule *S, struct coroutine *C)
+{
+	save_stack(S, C);
+	asan_leave_coroutine(S, C);
+	SWITCH_CONTEXT(&C->ctx, &S->main);
+}
+
+void coroutine_yield(struct schedule *S)
+{
+	check_schedule(S, "coroutine_yield");
+	int id = S->running;
+	if (id < 0)
+		fail("coroutine_yield: called from outside any coroutine");
+	struct coroutine *C = S->co[id];
+	C->status = COROUTINE_SUSPEND;
+	S->running = -1;
+	suspend(S, C);
+	asan_enter_coroutine(S, C);
+}
+
+int coroutine_status(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_status");
+	check_id(S, id, "coroutine_status");
+	if (S->co[id] == NULL)
+		return COROUTINE_DEAD;
+	return S->co[id]->status;
+}
+
+int coroutine_running(struct schedule *S)
+{
+	check_schedule(S, "coroutine_running");
+	return S->running;
+}

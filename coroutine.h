@@ -1,0 +1,89 @@
+/*
+ * coroutine.h - asymmetric coroutines that share one run stack.
+ *
+ * A C++ port of cloudwu's coroutine library (MIT).  Every coroutine of a
+ * schedule runs on the schedule's single run stack; when one yields, the
+ * part of the run stack it uses is copied out to the heap, and copied back
+ * when it is resumed.  Only the main program resumes; only a coroutine yields.
+ *
+ * The shared-stack rule: while a coroutine is suspended its locals do not
+ * live at their old addresses (the bytes were copied to the heap, and the
+ * run stack now belongs to whichever coroutine runs next).  Never keep a
+ * pointer to a coroutine's local across its yield for anyone else to use.
+ *
+ * Misuse (a wrong id, resuming from inside a coroutine, yielding from
+ * outside one, ...) is not undefined here: it prints one line naming the
+ * function and the fault on stderr and calls abort(), with or without NDEBUG.
+ *
+ * This header is plain C89 and may be included from C or C++.
+ */
+#ifndef C_COROUTINE_H
+#define C_COROUTINE_H
+
+#define COROUTINE_DEAD 0
+#define COROUTINE_READY 1
+#define COROUTINE_RUNNING 2
+#define COROUTINE_SUSPEND 3
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct schedule;
+
+/* The body of a coroutine.  It runs on the run stack; returning ends it. */
+typedef void (*coroutine_func)(struct schedule *, void *ud);
+
+/*
+ * Creates a schedule: one run stack (1 MiB unless the library was built with
+ * -DCOROUTINE_STACK_SIZE=...) with a guard page below it, and 16 empty slots.
+ * A coroutine that overflows the run stack dies of SIGSEGV at its first
+ * touch of the guard.  Returns NULL when memory runs out.
+ */
+struct schedule *coroutine_open(void);
+
+/*
+ * Frees the schedule and every coroutine in it, suspended ones included
+ * (their functions are not run to the end).  Must be called from outside
+ * any coroutine; NULL is ignored.
+ */
+void coroutine_close(struct schedule *);
+
+/*
+ * Adds a coroutine that will run func(S, ud) when first resumed, and returns
+ * its id: the old slot count when all slots are taken (the slots then
+ * double), otherwise the first empty slot at or after index nco, wrapping
+ * around, where nco is the number of live coroutines.  May be called from
+ * main or from inside a coroutine.  Returns -1 when memory runs out, leaving
+ * the schedule as it was.  func must not be NULL.
+ */
+int coroutine_new(struct schedule *, coroutine_func func, void *ud);
+
+/*
+ * Runs coroutine id until it yields or returns.  A finished coroutine is
+ * freed and its slot emptied; resuming an empty slot returns at once.
+ * Only the main program may resume: calling it from inside a coroutine, or
+ * with an id outside [0, slot count), aborts.
+ */
+void coroutine_resume(struct schedule *, int id);
+
+/*
+ * COROUTINE_READY (never run), COROUTINE_RUNNING, COROUTINE_SUSPEND, or
+ * COROUTINE_DEAD for an empty slot.  An id outside [0, slot count) aborts.
+ */
+int coroutine_status(struct schedule *, int id);
+
+/* The id of the running coroutine, or -1 when the main program runs. */
+int coroutine_running(struct schedule *);
+
+/*
+ * Suspends the running coroutine and returns to the main program's
+ * coroutine_resume.  Calling it from outside a coroutine aborts.
+ */
+void coroutine_yield(struct schedule *);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
