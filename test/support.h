@@ -1,0 +1,144 @@
+/*
+ * support.h - helpers shared by the test files.
+ *
+ * - run_in_child(): runs a function in a forked child and reports how the
+ *   child ended and what it wrote on stderr, so that a test can check that
+ *   misuse aborts with the right message without killing the test runner.
+ * - A small deterministic PRNG, and fill/check of buffers with its output:
+ *   a buffer filled from a seed can be verified later from the seed alone.
+ *
+ * Include after the standard headers that cmocka.h needs (this header
+ * includes them itself, in the order cmocka requires).
+ */
+#ifndef TEST_SUPPORT_H
+#define TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "coroutine.h"
+
+/* ---- Running a function in a child process --------------------------- */
+
+struct child_result {
+	int status;     /* as filled in by waitpid */
+	char err[1024]; /* what the child wrote on stderr, NUL-terminated */
+};
+
+/*
+ * cmocka catches SIGSEGV (and friends) to report a crashing test; the child
+ * inherits those handlers and would then go on running the rest of the
+ * suite.  The child must die of the signal, as a real program would.
+ */
+static inline void restore_default_signals(void)
+{
+	static const int signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
+	size_t i;
+	for (i = 0; i < sizeof signals / sizeof signals[0]; i++)
+		signal(signals[i], SIG_DFL);
+}
+
+static inline void read_all(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+	while ((n = read(fd, buf + used, size - 1 - used)) > 0)
+		used += (size_t)n;
+	buf[used] = '\0';
+}
+
+/* Runs body(arg) in a child with stderr captured.  A body that returns
+ * makes the child exit with status 0. */
+static inline struct child_result run_in_child(void (*body)(void *), void *arg)
+{
+	struct child_result r;
+	int pipefd[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(pipefd), 0);
+	fflush(NULL); /* or the child would print our buffered output again */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		restore_default_signals();
+		close(pipefd[0]);
+		dup2(pipefd[1], STDERR_FILENO);
+		body(arg);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	read_all(pipefd[0], r.err, sizeof r.err);
+	close(pipefd[0]);
+	assert_int_equal(waitpid(pid, &r.status, 0), pid);
+	return r;
+}
+
+static inline void assert_killed_by(const struct child_result *r, int sig)
+{
+	assert_true(WIFSIGNALED(r->status));
+	assert_int_equal(WTERMSIG(r->status), sig);
+}
+
+/* The child printed exactly this one line, then died of SIGABRT. */
+static inline void assert_aborted_with(const struct child_result *r, const char *line)
+{
+	char expected[sizeof r->err];
+	snprintf(expected, sizeof expected, "%s\n", line);
+	assert_string_equal(r->err, expected);
+	assert_killed_by(r, SIGABRT);
+}
+
+/* The child printed one line starting with prefix, then died of SIGABRT. */
+static inline void assert_aborted_with_prefix(const struct child_result *r, const char *prefix)
+{
+	size_t len = strlen(r->err);
+	assert_memory_equal(r->err, prefix, strlen(prefix));
+	assert_true(len > 0 && r->err[len - 1] == '\n');
+	assert_ptr_equal(strchr(r->err, '\n'), r->err + len - 1);
+	assert_killed_by(r, SIGABRT);
+}
+
+/* ---- Pseudo-random numbers (splitmix64) -------------------------------- */
+
+static inline uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* A number in [0, n). */
+static inline unsigned random_below(uint64_t *state, unsigned n)
+{
+	return (unsigned)(next_random(state) % n);
+}
+
+static inline void fill_random(unsigned char *buf, size_t n, uint64_t seed)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		buf[i] = (unsigned char)next_random(&seed);
+}
+
+/* Whether buf still holds what fill_random(buf, n, seed) put there. */
+static inline int holds_random(const unsigned char *buf, size_t n, uint64_t seed)
+{
+	size_t i;
+	for (i = 0; i < n; i++) {
+		if (buf[i] != (unsigned char)next_random(&seed))
+			return 0;
+	}
+	return 1;
+}
+
+#endif

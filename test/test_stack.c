@@ -1,0 +1,188 @@
+/*
+ * test_stack.c - what stack copying promises: the values in a coroutine's
+ * frames are the same after every yield, however deep it is, however big
+ * its frames, whatever the other coroutines did to the run stack meanwhile.
+ * And the limit: overflowing the run stack kills by SIGSEGV (the guard).
+ *
+ * Only values are checked, never addresses: a suspended coroutine's locals
+ * do not live at their addresses (see coroutine.h).
+ */
+#include "support.h"
+
+#include <stdlib.h>
+
+/* ---- Recursive frames of random sizes ----------------------------------- */
+
+enum {
+	WALKERS = 5,
+	WALKS = 4,         /* each walker goes down and up this many times */
+	MAX_DEPTH = 40,
+	MAX_FRAME = 4096,  /* so a walk uses at most 160 KiB of run stack */
+};
+
+struct walker {
+	uint64_t rng;
+	int yields;
+	int corrupt; /* frames found changed after a switch */
+};
+
+static void check_frame(struct walker *w, const unsigned char *frame, size_t size, uint64_t seed)
+{
+	if (!holds_random(frame, size, seed))
+		w->corrupt++;
+}
+
+static void yield_and_check(struct schedule *S, struct walker *w,
+			    const unsigned char *frame, size_t size, uint64_t seed)
+{
+	w->yields++;
+	coroutine_yield(S);
+	check_frame(w, frame, size, seed);
+}
+
+/*
+ * One frame of random size filled with random bytes; yields on the way
+ * down and on the way up, and checks the frame after every switch and after
+ * the deeper frames return.
+ */
+static void descend(struct schedule *S, struct walker *w, int depth)
+{
+	size_t size = 1 + random_below(&w->rng, MAX_FRAME);
+	uint64_t seed = next_random(&w->rng);
+	unsigned char frame[size];
+	fill_random(frame, size, seed);
+	yield_and_check(S, w, frame, size, seed);
+	if (depth > 1) {
+		descend(S, w, depth - 1);
+		check_frame(w, frame, size, seed);
+		yield_and_check(S, w, frame, size, seed);
+	}
+}
+
+/* Walks of random depth one after another: the saved slice grows and
+ * shrinks from one yield to the next. */
+static void walk(struct schedule *S, void *ud)
+{
+	struct walker *w = ud;
+	int i;
+	for (i = 0; i < WALKS; i++)
+		descend(S, w, 1 + (int)random_below(&w->rng, MAX_DEPTH));
+}
+
+static int live_coroutines(struct schedule *S)
+{
+	int id, live = 0;
+	for (id = 0; id < WALKERS; id++)
+		live += coroutine_status(S, id) != COROUTINE_DEAD;
+	return live;
+}
+
+static void test_frames_survive_interleaved_yields(void **state)
+{
+	struct schedule *S = coroutine_open();
+	struct walker w[WALKERS];
+	uint64_t order = 7;
+	int i, yields = 0;
+	(void)state;
+	for (i = 0; i < WALKERS; i++) {
+		w[i].rng = 1000 + (uint64_t)i;
+		w[i].yields = 0;
+		w[i].corrupt = 0;
+		assert_int_equal(coroutine_new(S, walk, &w[i]), i);
+	}
+	/* Random order, so that the copy back (and its skipping when the
+	 * same coroutine runs twice in a row) is exercised both ways. */
+	while (live_coroutines(S) > 0)
+		coroutine_resume(S, (int)random_below(&order, WALKERS));
+	for (i = 0; i < WALKERS; i++) {
+		assert_int_equal(w[i].corrupt, 0);
+		yields += w[i].yields;
+	}
+	assert_true(yields > WALKERS * WALKS);
+	coroutine_close(S);
+}
+
+/* ---- A slice of almost the whole run stack ---------------------------- */
+
+enum { BIG_FRAME = 900 * 1024 };
+
+struct big_holder {
+	uint64_t seed;
+	int intact;
+};
+
+static void hold_big_frame(struct schedule *S, void *ud)
+{
+	struct big_holder *h = ud;
+	unsigned char frame[BIG_FRAME];
+	fill_random(frame, sizeof frame, h->seed);
+	coroutine_yield(S);
+	h->intact = holds_random(frame, sizeof frame, h->seed);
+}
+
+static void test_900_kib_frame_survives_another_coroutine(void **state)
+{
+	struct schedule *S = coroutine_open();
+	struct big_holder a = { 1, 0 }, b = { 2, 0 };
+	(void)state;
+	coroutine_new(S, hold_big_frame, &a);
+	coroutine_new(S, hold_big_frame, &b);
+	coroutine_resume(S, 0);
+	coroutine_resume(S, 1); /* overwrites a's bytes on the run stack */
+	coroutine_resume(S, 0);
+	coroutine_resume(S, 1);
+	assert_true(a.intact);
+	assert_true(b.intact);
+	assert_int_equal(coroutine_status(S, 0), COROUTINE_DEAD);
+	assert_int_equal(coroutine_status(S, 1), COROUTINE_DEAD);
+	coroutine_close(S);
+}
+
+/* ---- Overflow ------------------------------------------------------------ */
+
+/*
+ * Frames of 1 KiB, each written to, so the first frame past the run stack
+ * lands in the 64 KiB guard.  The limit only keeps the compiler from seeing
+ * an infinite recursion; it is far beyond what fits in 1 MiB.
+ */
+static int recurse(int depth, int limit)
+{
+	volatile char pad[1024];
+	pad[0] = (char)depth;
+	if (depth == limit)
+		return 0;
+	return recurse(depth + 1, limit) + pad[0];
+}
+
+static void overflow(struct schedule *S, void *ud)
+{
+	(void)S;
+	*(int *)ud = recurse(0, 1 << 24);
+}
+
+static void run_overflowing_coroutine(void *arg)
+{
+	static int result;
+	struct schedule *S = coroutine_open();
+	(void)arg;
+	coroutine_new(S, overflow, &result);
+	coroutine_resume(S, 0);
+}
+
+static void test_overflow_dies_of_sigsegv(void **state)
+{
+	struct child_result r = run_in_child(run_overflowing_coroutine, NULL);
+	(void)state;
+	assert_killed_by(&r, SIGSEGV);
+	assert_string_equal(r.err, "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_frames_survive_interleaved_yields),
+		cmocka_unit_test(test_900_kib_frame_survives_another_coroutine),
+		cmocka_unit_test(test_overflow_dies_of_sigsegv),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
