@@ -92,10 +92,47 @@ uninstall:
 clean:
 	rm -rf build main libcoroutine.a coroutine.pc
 
+# ---- Test suite extras ------------------------------------------------------
+# test_misuse also runs against an NDEBUG build of the library (build/ndebug:
+# ucontext with -DNDEBUG), which proves that the misuse checks are no asserts.
+# test_alloc is linked with --wrap so that the library's allocations go
+# through its failure-injecting wrappers.  `make test` refuses a library that
+# needs any C++ runtime symbol (mangled names, exceptions, unwinding).
+NM                  ?= nm
+NDEBUG_TESTS        := test_misuse
+DEFS_ndebug         := -DNDEBUG
+ALLOC_WRAPS         := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
+CXX_RUNTIME_SYMBOLS := ^(_Z|__cxa_|__gxx_personality|_Unwind_)
+
+.PHONY: check-no-cxx-runtime
+
+# Keep the test objects between runs instead of rebuilding them every time.
+.SECONDARY: $(addprefix build/test/,$(addsuffix .o,$(TESTS)))
+
+build/ndebug/libcoroutine.a: build/ndebug/coroutine.o
+
+build/ndebug/test_%: build/test/test_%.o build/ndebug/libcoroutine.a
+	$(CC) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+build/%/test_alloc: TESTLIBS += $(ALLOC_WRAPS)
+
+# The core rule for `test` runs every prerequisite it is given; the check is
+# order-only so that it runs first without being run as a test.
+test: $(addprefix build/ndebug/,$(NDEBUG_TESTS)) | check-no-cxx-runtime
+
+check-no-cxx-runtime: $(foreach b,$(BACKENDS) ndebug,build/$(b)/libcoroutine.a)
+	@for lib in $^; do \
+		if $(NM) -u $$lib | awk '{ print $$NF }' | grep -E '$(CXX_RUNTIME_SYMBOLS)'; then \
+			echo "$$lib needs the C++ runtime for the symbols above"; exit 1; \
+		fi; \
+	done
+
 help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
-	@echo "make test       build and run the CMocka suite against both backends"
+	@echo "make test       build and run the CMocka suite against both backends (BACKENDS=...),"
+	@echo "                test_misuse against an NDEBUG build too, after check-no-cxx-runtime"
+	@echo "make check-no-cxx-runtime  fail if the library needs a C++ runtime symbol"
 	@echo "make install    install header, library and pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall  remove what install put there"
 	@echo "make clean      remove everything built"

@@ -140,6 +140,63 @@ static void test_900_kib_frame_survives_another_coroutine(void **state)
 
 /* ---- Overflow ------------------------------------------------------------ */
 
+/* Where the coroutine's stack is, as a number: only the mapping around it
+ * is looked at, never the memory itself. */
+static void note_stack_address(struct schedule *S, void *ud)
+{
+	char local = 0;
+	(void)S;
+	*(uintptr_t *)ud = (uintptr_t)&local;
+}
+
+/* The mapping that contains addr in /proc/self/maps (Linux). */
+struct mapping {
+	uintptr_t start, end;
+	char perms[5];
+};
+
+static int find_mapping(uintptr_t addr, int (*match)(const struct mapping *, uintptr_t), struct mapping *found)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	int ok = 0;
+	assert_non_null(maps);
+	while (!ok && fgets(line, sizeof line, maps)) {
+		unsigned long start, end;
+		if (sscanf(line, "%lx-%lx %4s", &start, &end, found->perms) != 3)
+			continue;
+		found->start = start;
+		found->end = end;
+		ok = match(found, addr);
+	}
+	fclose(maps);
+	return ok;
+}
+
+static int contains(const struct mapping *m, uintptr_t addr)
+{
+	return m->start <= addr && addr < m->end;
+}
+
+static int ends_at(const struct mapping *m, uintptr_t addr)
+{
+	return m->end == addr;
+}
+
+static void test_run_stack_has_64_kib_guard_below(void **state)
+{
+	struct schedule *S = coroutine_open();
+	struct mapping run_stack, guard;
+	uintptr_t addr = 0;
+	(void)state;
+	coroutine_resume(S, coroutine_new(S, note_stack_address, &addr));
+	assert_true(find_mapping(addr, contains, &run_stack));
+	assert_true(find_mapping(run_stack.start, ends_at, &guard));
+	assert_string_equal(guard.perms, "---p");
+	assert_true(guard.end - guard.start >= 64 * 1024);
+	coroutine_close(S);
+}
+
 /*
  * Frames of 1 KiB, each written to, so the first frame past the run stack
  * lands in the 64 KiB guard.  The limit only keeps the compiler from seeing
@@ -182,6 +239,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frames_survive_interleaved_yields),
 		cmocka_unit_test(test_900_kib_frame_survives_another_coroutine),
+		cmocka_unit_test(test_run_stack_has_64_kib_guard_below),
 		cmocka_unit_test(test_overflow_dies_of_sigsegv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
