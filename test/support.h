@@ -1,6 +1,7 @@
 /*
  * support.h - helpers shared by the test files.
  *
+ * - schedule_test(): a cmocka test given a fresh schedule in *state.
  * - run_in_child(): runs a function in a forked child and reports how the
  *   child ended and what it wrote on stderr, so that a test can check that
  *   misuse aborts with the right message without killing the test runner.
@@ -26,6 +27,23 @@
 #include <unistd.h>
 
 #include "coroutine.h"
+
+/* ---- A fresh schedule for each test ------------------------------------ */
+
+static inline int open_schedule(void **state)
+{
+	*state = coroutine_open();
+	return *state == NULL;
+}
+
+static inline int close_schedule(void **state)
+{
+	coroutine_close(*state);
+	return 0;
+}
+
+/* A test that finds a fresh schedule in *state, closed after it. */
+#define schedule_test(f) cmocka_unit_test_setup_teardown(f, open_schedule, close_schedule)
 
 /* ---- Running a function in a child process --------------------------- */
 

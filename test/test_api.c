@@ -42,102 +42,86 @@ static void count_run(struct schedule *S, void *ud)
 
 static void test_open_has_16_empty_slots(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	int id;
-	(void)state;
 	assert_non_null(S);
 	for (id = 0; id < 16; id++)
 		assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
-	coroutine_close(S);
 }
 
 static void test_open_runs_main(void **state)
 {
-	struct schedule *S = coroutine_open();
-	(void)state;
+	struct schedule *S = *state;
 	assert_int_equal(coroutine_running(S), -1);
-	coroutine_close(S);
 }
 
 /* ---- Status transitions -------------------------------------------------- */
 
 static void test_new_coroutine_is_ready(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	int steps = 0;
 	int id = coroutine_new(S, yield_twice, &steps);
-	(void)state;
 	assert_int_equal(id, 0);
 	assert_int_equal(coroutine_status(S, id), COROUTINE_READY);
 	assert_int_equal(steps, 0);
-	coroutine_close(S);
 }
 
 static void test_running_coroutine_sees_itself_running(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	struct self_view view = { -2, -2 };
 	int id = coroutine_new(S, look_at_self, &view);
-	(void)state;
 	coroutine_resume(S, id);
 	assert_int_equal(view.running, id);
 	assert_int_equal(view.status, COROUTINE_RUNNING);
-	coroutine_close(S);
 }
 
 static void test_yield_suspends_and_returns_to_main(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	int steps = 0;
 	int id = coroutine_new(S, yield_twice, &steps);
-	(void)state;
 	coroutine_resume(S, id);
 	assert_int_equal(steps, 1);
 	assert_int_equal(coroutine_status(S, id), COROUTINE_SUSPEND);
 	assert_int_equal(coroutine_running(S), -1);
-	coroutine_close(S);
 }
 
 static void test_resume_continues_after_yield(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	int steps = 0;
 	int id = coroutine_new(S, yield_twice, &steps);
-	(void)state;
 	coroutine_resume(S, id);
 	coroutine_resume(S, id);
 	assert_int_equal(steps, 2);
 	assert_int_equal(coroutine_status(S, id), COROUTINE_SUSPEND);
-	coroutine_close(S);
 }
 
 static void test_finished_coroutine_leaves_slot_empty(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	int steps = 0;
 	int id = coroutine_new(S, yield_twice, &steps);
-	(void)state;
 	coroutine_resume(S, id);
 	coroutine_resume(S, id);
 	coroutine_resume(S, id);
 	assert_int_equal(steps, 3);
 	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
 	assert_int_equal(coroutine_running(S), -1);
-	coroutine_close(S);
 }
 
 static void test_resume_of_empty_slot_returns_at_once(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	int runs = 0;
 	int id = coroutine_new(S, count_run, &runs);
-	(void)state;
 	coroutine_resume(S, id);
 	coroutine_resume(S, id);
 	coroutine_resume(S, 15);
 	assert_int_equal(runs, 1);
 	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
-	coroutine_close(S);
 }
 
 struct args_seen {
@@ -154,13 +138,11 @@ static void record_args(struct schedule *S, void *ud)
 
 static void test_func_gets_schedule_and_ud(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	struct args_seen seen = { NULL, NULL };
-	(void)state;
 	coroutine_resume(S, coroutine_new(S, record_args, &seen));
 	assert_ptr_equal(seen.S, S);
 	assert_ptr_equal(seen.ud, &seen);
-	coroutine_close(S);
 }
 
 /* ---- coroutine_new from inside a coroutine ----------------------------- */
@@ -180,10 +162,9 @@ static void spawn_one(struct schedule *S, void *ud)
 
 static void test_new_from_inside_runs_later(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	struct spawner sp = { -1, 0, -1 };
 	int parent = coroutine_new(S, spawn_one, &sp);
-	(void)state;
 	coroutine_resume(S, parent);
 	assert_int_equal(sp.child, 1);
 	assert_int_equal(sp.status_seen, COROUTINE_READY);
@@ -191,7 +172,6 @@ static void test_new_from_inside_runs_later(void **state)
 	coroutine_resume(S, sp.child);
 	assert_int_equal(sp.child_runs, 1);
 	assert_int_equal(coroutine_status(S, sp.child), COROUTINE_DEAD);
-	coroutine_close(S);
 }
 
 /*
@@ -224,11 +204,10 @@ static void spawn_many(struct schedule *S, void *ud)
 
 static void test_new_grows_slots_while_a_coroutine_runs(void **state)
 {
-	struct schedule *S = coroutine_open();
+	struct schedule *S = *state;
 	struct grower g = { { 0 }, 0, -1, 0 };
 	int parent = coroutine_new(S, spawn_many, &g);
 	int i;
-	(void)state;
 	coroutine_resume(S, parent);
 	assert_int_equal(g.self_status_after_growth, COROUTINE_RUNNING);
 	assert_int_equal(coroutine_status(S, parent), COROUTINE_SUSPEND);
@@ -241,7 +220,6 @@ static void test_new_grows_slots_while_a_coroutine_runs(void **state)
 	assert_int_equal(g.checksum, SPAWNED * (SPAWNED + 1) / 2);
 	assert_int_equal(coroutine_status(S, parent), COROUTINE_DEAD);
 	assert_int_equal(coroutine_status(S, 63), COROUTINE_DEAD);
-	coroutine_close(S);
 }
 
 /* ---- coroutine_close ------------------------------------------------------ */
@@ -368,17 +346,17 @@ static void test_coroutine_may_resume_another_schedule(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_open_has_16_empty_slots),
-		cmocka_unit_test(test_open_runs_main),
-		cmocka_unit_test(test_new_coroutine_is_ready),
-		cmocka_unit_test(test_running_coroutine_sees_itself_running),
-		cmocka_unit_test(test_yield_suspends_and_returns_to_main),
-		cmocka_unit_test(test_resume_continues_after_yield),
-		cmocka_unit_test(test_finished_coroutine_leaves_slot_empty),
-		cmocka_unit_test(test_resume_of_empty_slot_returns_at_once),
-		cmocka_unit_test(test_func_gets_schedule_and_ud),
-		cmocka_unit_test(test_new_from_inside_runs_later),
-		cmocka_unit_test(test_new_grows_slots_while_a_coroutine_runs),
+		schedule_test(test_open_has_16_empty_slots),
+		schedule_test(test_open_runs_main),
+		schedule_test(test_new_coroutine_is_ready),
+		schedule_test(test_running_coroutine_sees_itself_running),
+		schedule_test(test_yield_suspends_and_returns_to_main),
+		schedule_test(test_resume_continues_after_yield),
+		schedule_test(test_finished_coroutine_leaves_slot_empty),
+		schedule_test(test_resume_of_empty_slot_returns_at_once),
+		schedule_test(test_func_gets_schedule_and_ud),
+		schedule_test(test_new_from_inside_runs_later),
+		schedule_test(test_new_grows_slots_while_a_coroutine_runs),
 		cmocka_unit_test(test_close_accepts_suspended_coroutines),
 		cmocka_unit_test(test_close_accepts_never_started_coroutines),
 		cmocka_unit_test(test_close_ignores_null),

@@ -15,9 +15,9 @@
 
 enum {
 	WALKERS = 5,
-	WALKS = 4,         /* each walker goes down and up this many times */
-	MAX_DEPTH = 40,
-	MAX_FRAME = 4096,  /* so a walk uses at most 160 KiB of run stack */
+	WALKS = 8,         /* each walker goes down and up this many times */
+	MAX_DEPTH = 60,
+	MAX_FRAME = 4096,  /* so a walk uses at most 240 KiB of run stack */
 };
 
 struct walker {
