@@ -1,6 +1,7 @@
 /*
  * support.h - helpers shared by the test files.
  *
+ * - run_suite(): runs the tests, and fails if the program ends before.
  * - schedule_test(): a cmocka test given a fresh schedule in *state.
  * - run_in_child(): runs a function in a forked child and reports how the
  *   child ended and what it wrote on stderr, so that a test can check that
@@ -22,11 +23,45 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "coroutine.h"
+
+/* ---- Running the suite ---------------------------------------------------- */
+
+/*
+ * A broken library can end the runner early with exit status 0: a context
+ * made by makecontext whose function returns makes glibc call exit(0), and
+ * cmocka turns a SIGSEGV inside a coroutine into a longjmp out of it.  A
+ * suite that ends before its last test must fail, not pass.
+ */
+static int suite_running;
+
+static inline void fail_unfinished_suite(void)
+{
+	if (suite_running) {
+		fputs("the test program ended before its last test\n", stderr);
+		_exit(1);
+	}
+}
+
+static inline int start_suite(void)
+{
+	suite_running = 1;
+	return atexit(fail_unfinished_suite);
+}
+
+static inline int end_suite(int failures)
+{
+	suite_running = 0;
+	return failures;
+}
+
+/* Use instead of cmocka_run_group_tests(tests, NULL, NULL). */
+#define run_suite(tests) (start_suite(), end_suite(cmocka_run_group_tests(tests, NULL, NULL)))
 
 /* ---- A fresh schedule for each test ------------------------------------ */
 

@@ -203,5 +203,5 @@ int main(void)
 		cmocka_unit_test(test_yield_aborts_when_saving_the_stack_fails),
 		cmocka_unit_test(test_close_frees_every_coroutine),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_suite(tests);
 }

@@ -363,5 +363,5 @@ int main(void)
 		cmocka_unit_test(test_two_schedules_interleave),
 		cmocka_unit_test(test_coroutine_may_resume_another_schedule),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_suite(tests);
 }

@@ -218,5 +218,5 @@ int main(void)
 		cmocka_unit_test(test_finished_coroutines_do_not_shrink_the_array),
 		cmocka_unit_test(test_ids_follow_the_model),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_suite(tests);
 }

@@ -258,5 +258,5 @@ int main(void)
 		cmocka_unit_test(test_new_with_null_func_aborts),
 		cmocka_unit_test(test_null_schedule_aborts_in_every_function),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_suite(tests);
 }

@@ -242,5 +242,5 @@ int main(void)
 		cmocka_unit_test(test_run_stack_has_64_kib_guard_below),
 		cmocka_unit_test(test_overflow_dies_of_sigsegv),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_suite(tests);
 }

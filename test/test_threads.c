@@ -81,5 +81,5 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_drive_their_own_schedules),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_suite(tests);
 }
