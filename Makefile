@@ -93,13 +93,14 @@ clean:
 	rm -rf build main libcoroutine.a coroutine.pc
 
 # ---- Test suite extras ------------------------------------------------------
-# test_misuse also runs against an NDEBUG build of the library (build/ndebug:
-# ucontext with -DNDEBUG), which proves that the misuse checks are no asserts.
+# The tests of misuse and out-of-memory also run against an NDEBUG build of
+# the library (build/ndebug: ucontext with -DNDEBUG), which proves that its
+# checks are not asserts.
 # test_alloc is linked with --wrap so that the library's allocations go
 # through its failure-injecting wrappers.  `make test` refuses a library that
 # needs any C++ runtime symbol (mangled names, exceptions, unwinding).
 NM                  ?= nm
-NDEBUG_TESTS        := test_misuse
+NDEBUG_TESTS        := test_misuse test_alloc
 DEFS_ndebug         := -DNDEBUG
 ALLOC_WRAPS         := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
 CXX_RUNTIME_SYMBOLS := ^(_Z|__cxa_|__gxx_personality|_Unwind_)
@@ -131,7 +132,7 @@ help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
 	@echo "make test       build and run the CMocka suite against both backends (BACKENDS=...),"
-	@echo "                test_misuse against an NDEBUG build too, after check-no-cxx-runtime"
+	@echo "                test_misuse and test_alloc against an NDEBUG build too, after check-no-cxx-runtime"
 	@echo "make check-no-cxx-runtime  fail if the library needs a C++ runtime symbol"
 	@echo "make install    install header, library and pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall  remove what install put there"
