@@ -81,12 +81,15 @@ static void ignore(struct schedule *S, void *ud)
 	(void)S, (void)ud;
 }
 
-/* Runs *body as coroutine 0 of a fresh schedule. */
+/* Runs *body as coroutine 3 of a fresh schedule: 3 rather than 0, so that
+ * a message naming the coroutine cannot be right by chance. */
 static void run_as_coroutine(void *body)
 {
 	struct schedule *S = coroutine_open();
-	coroutine_new(S, *(coroutine_func *)body, NULL);
-	coroutine_resume(S, 0);
+	int id;
+	for (id = 0; id < 3; id++)
+		coroutine_new(S, ignore, NULL);
+	coroutine_resume(S, coroutine_new(S, *(coroutine_func *)body, NULL));
 }
 
 static struct child_result run_as_coroutine_in_child(coroutine_func body)
@@ -97,14 +100,14 @@ static struct child_result run_as_coroutine_in_child(coroutine_func body)
 static void resume_self(struct schedule *S, void *ud)
 {
 	(void)ud;
-	coroutine_resume(S, 0);
+	coroutine_resume(S, coroutine_running(S));
 }
 
 static void test_resume_from_inside_a_coroutine_aborts(void **state)
 {
 	struct child_result r = run_as_coroutine_in_child(resume_self);
 	(void)state;
-	assert_aborted_with(&r, "coroutine_resume: called from inside coroutine 0; "
+	assert_aborted_with(&r, "coroutine_resume: called from inside coroutine 3; "
 				"only the main program may resume");
 }
 
@@ -118,7 +121,7 @@ static void test_close_from_inside_a_coroutine_aborts(void **state)
 {
 	struct child_result r = run_as_coroutine_in_child(close_own_schedule);
 	(void)state;
-	assert_aborted_with(&r, "coroutine_close: called from inside coroutine 0; "
+	assert_aborted_with(&r, "coroutine_close: called from inside coroutine 3; "
 				"close the schedule from the main program");
 }
 
@@ -153,7 +156,7 @@ static void test_yield_after_the_coroutine_finished_aborts(void **state)
 }
 
 /*
- * Coroutine 0 of S1 resumes coroutine 0 of S2, which yields S1: S1 does have
+ * Coroutine 3 of S1 resumes coroutine 0 of S2, which yields S1: S1 does have
  * a running coroutine, but the caller's stack is S2's run stack, not S1's.
  */
 static void yield_outer(struct schedule *S2, void *S1)
