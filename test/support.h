@@ -9,8 +9,8 @@
  * - A small deterministic PRNG, and fill/check of buffers with its output:
  *   a buffer filled from a seed can be verified later from the seed alone.
  *
- * Include after the standard headers that cmocka.h needs (this header
- * includes them itself, in the order cmocka requires).
+ * Include it instead of cmocka.h: it includes cmocka.h after the standard
+ * headers that cmocka.h needs, and coroutine.h.
  */
 #ifndef TEST_SUPPORT_H
 #define TEST_SUPPORT_H
