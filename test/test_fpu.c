@@ -7,8 +7,9 @@
  * word on x86_64, FPCR on aarch64) that the ABI makes callee-saved, so a
  * context switch must carry it.  Each check reads the mode back with
  * fegetround and also rounds real divisions: in double (SSE on x86_64) and
- * in long double (the x87 unit on x86_64), so that each register is seen
- * to act, not only to hold a value.
+ * in long double (the x87 unit on x86_64; software quad precision on
+ * aarch64, which reads FPCR too), so that each register is seen to act,
+ * not only to hold a value.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,30 +23,54 @@
 #define YIELDS 5
 
 /* What a rounding mode does to a few divisions. */
+#define QUOTIENTS 4
 struct rounding {
-	double d[2];
-	long double ld[2];
+	double d[QUOTIENTS];
+	long double ld[QUOTIENTS];
 };
 
 /* Volatile, so that the divisions happen now, under the current mode,
  * instead of being folded at compile time under the default one. */
-static volatile double two = 2.0, three = 3.0;
-static volatile long double ltwo = 2.0L, lthree = 3.0L;
+static volatile double numerator[QUOTIENTS] = { 2.0, -2.0, 5.0, -5.0 };
+static volatile double denominator = 3.0;
 
-/* 2/3 and -2/3 between them round differently in each of the four modes. */
+/*
+ * In each format one of 2/3 and 5/3 rounds to nearest by rounding down,
+ * the other by rounding up; with their negatives, each of the four modes
+ * gives a different set of results.
+ */
 static struct rounding round_now(void)
 {
 	struct rounding r;
-	r.d[0] = two / three;
-	r.d[1] = -two / three;
-	r.ld[0] = ltwo / lthree;
-	r.ld[1] = -ltwo / lthree;
+	int i;
+	for (i = 0; i < QUOTIENTS; i++) {
+		r.d[i] = numerator[i] / denominator;
+		r.ld[i] = (long double)numerator[i] / denominator;
+	}
 	return r;
 }
 
-static int same_rounding(struct rounding a, struct rounding b)
+static int same_doubles(const struct rounding *a, const struct rounding *b)
 {
-	return a.d[0] == b.d[0] && a.d[1] == b.d[1] && a.ld[0] == b.ld[0] && a.ld[1] == b.ld[1];
+	int i;
+	for (i = 0; i < QUOTIENTS; i++)
+		if (a->d[i] != b->d[i])
+			return 0;
+	return 1;
+}
+
+static int same_long_doubles(const struct rounding *a, const struct rounding *b)
+{
+	int i;
+	for (i = 0; i < QUOTIENTS; i++)
+		if (a->ld[i] != b->ld[i])
+			return 0;
+	return 1;
+}
+
+static int same_rounding(const struct rounding *a, const struct rounding *b)
+{
+	return same_doubles(a, b) && same_long_doubles(a, b);
 }
 
 /* What each mode does, measured in main before any coroutine runs. */
@@ -80,8 +105,9 @@ static void set_mode_and_yield(struct schedule *S, void *ud)
 
 static void assert_rounds_as(int mode, int seen_mode, struct rounding seen)
 {
+	struct rounding expected = rounding_under(mode);
 	assert_int_equal(seen_mode, mode);
-	assert_true(same_rounding(seen, rounding_under(mode)));
+	assert_true(same_rounding(&seen, &expected));
 }
 
 /* Without this the other tests could pass on a machine that ignores modes. */
@@ -90,9 +116,14 @@ static void test_modes_round_differently(void **state)
 	static const int mode[] = { FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO };
 	size_t i, j;
 	(void)state;
-	for (i = 0; i < 4; i++)
-		for (j = i + 1; j < 4; j++)
-			assert_false(same_rounding(rounding_under(mode[i]), rounding_under(mode[j])));
+	for (i = 0; i < 4; i++) {
+		for (j = i + 1; j < 4; j++) {
+			struct rounding a = rounding_under(mode[i]);
+			struct rounding b = rounding_under(mode[j]);
+			assert_false(same_doubles(&a, &b));
+			assert_false(same_long_doubles(&a, &b));
+		}
+	}
 }
 
 static void test_coroutine_mode_survives_yields(void **state)
