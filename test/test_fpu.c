@@ -29,8 +29,13 @@ struct rounding {
 	long double ld[QUOTIENTS];
 };
 
-/* Volatile, so that the divisions happen now, under the current mode,
- * instead of being folded at compile time under the default one. */
+/*
+ * The divisions must happen here, under the current mode.  Volatile
+ * operands keep them from being folded at compile time under the default
+ * mode, and volatile results from being moved across the calls around
+ * round_now (fesetround, a switch): without -frounding-math the compiler
+ * takes a division for a pure function of its operands.
+ */
 static volatile double numerator[QUOTIENTS] = { 2.0, -2.0, 5.0, -5.0 };
 static volatile double denominator = 3.0;
 
@@ -44,8 +49,10 @@ static struct rounding round_now(void)
 	struct rounding r;
 	int i;
 	for (i = 0; i < QUOTIENTS; i++) {
-		r.d[i] = numerator[i] / denominator;
-		r.ld[i] = (long double)numerator[i] / denominator;
+		volatile double q = numerator[i] / denominator;
+		volatile long double lq = (long double)numerator[i] / denominator;
+		r.d[i] = q;
+		r.ld[i] = lq;
 	}
 	return r;
 }
