@@ -23,12 +23,12 @@
  * the compiler has already spilled what it needs.
  *
  * The resume address lives in the context, never only on the run stack.
- * coroutine_yield saves its live slice first and switches afterwards, so
- * the return address that the switch's own call writes lands below (or on
- * a slot already copied out of) the saved slice: the copy never holds it.
- * And while this coroutine is suspended another coroutine runs on the same
- * run stack and overwrites that memory.  For the same reason nothing is
- * pushed here: every saved word goes into the context.
+ * A yielding coroutine copies its live slice out first and calls the
+ * switch afterwards, so the return address that this call writes on the
+ * run stack is newer than the copy: the copy holds whatever that slot held
+ * before.  And while the coroutine is suspended another coroutine runs on
+ * the same run stack and overwrites that memory.  For the same reason
+ * nothing is pushed here: every saved word goes into the context.
  *
  * Unlike swapcontext(3), the signal mask is not switched: it stays one per
  * thread, shared by main and every coroutine.  That saves the
