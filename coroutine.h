@@ -82,6 +82,19 @@ int coroutine_running(struct schedule *);
  */
 void coroutine_yield(struct schedule *);
 
+/*
+ * ADDITION to the original API (not in cloudwu's coroutine.h), for tools
+ * and learners who want to watch the stack copying.
+ *
+ * The number of bytes of run stack that coroutine id held at its last
+ * yield: what that yield copied out to the coroutine's heap buffer, and
+ * what the next coroutine_resume(S, id) copies back to the top of the run
+ * stack (unless id was the last coroutine to run on S: then its bytes are
+ * still in place and nothing is copied).  0 for a coroutine that has never
+ * yielded and for an empty slot.  An id outside [0, slot count) aborts.
+ */
+long coroutine_stack_size(struct schedule *, int id);
+
 #ifdef __cplusplus
 }
 #endif
