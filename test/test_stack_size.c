@@ -7,9 +7,11 @@
 
 /* ---- Bodies ------------------------------------------------------------- */
 
-/* What the coroutine under test reports about itself while it runs. */
+/* The sizes of yield_shallow_then_deep's slices. */
 struct sizes {
-	long while_running; /* coroutine_stack_size of itself, after a resume */
+	long shallow;       /* after its first yield, seen from main */
+	long while_running; /* seen from itself, resumed after that yield */
+	long deep;          /* after its second yield, seen from main */
 };
 
 static void yield_once(struct schedule *S, void *ud)
@@ -78,33 +80,33 @@ static void test_stack_size_counts_the_bytes_saved_at_yield(void **state)
 	coroutine_close(S);
 }
 
-static void test_stack_size_grows_with_a_deeper_yield(void **state)
+/* Resumes yield_shallow_then_deep twice, noting its sizes as seen from main. */
+static struct sizes watch_shallow_then_deep(void)
 {
 	struct schedule *S = coroutine_open();
-	struct sizes sizes = { -1 };
+	struct sizes sizes = { -1, -1, -1 };
 	int id = coroutine_new(S, yield_shallow_then_deep, &sizes);
-	long shallow;
-	(void)state;
 	coroutine_resume(S, id);
-	shallow = coroutine_stack_size(S, id);
+	sizes.shallow = coroutine_stack_size(S, id);
 	coroutine_resume(S, id);
-	assert_true(coroutine_stack_size(S, id) > shallow);
-	assert_true(coroutine_stack_size(S, id) >= DEEP_FRAME);
+	sizes.deep = coroutine_stack_size(S, id);
 	coroutine_close(S);
+	return sizes;
+}
+
+static void test_stack_size_grows_with_a_deeper_yield(void **state)
+{
+	struct sizes sizes = watch_shallow_then_deep();
+	(void)state;
+	assert_true(sizes.deep > sizes.shallow);
+	assert_true(sizes.deep >= DEEP_FRAME);
 }
 
 static void test_stack_size_while_running_is_that_of_the_last_yield(void **state)
 {
-	struct schedule *S = coroutine_open();
-	struct sizes sizes = { -1 };
-	int id = coroutine_new(S, yield_shallow_then_deep, &sizes);
-	long shallow;
+	struct sizes sizes = watch_shallow_then_deep();
 	(void)state;
-	coroutine_resume(S, id);
-	shallow = coroutine_stack_size(S, id);
-	coroutine_resume(S, id);
-	assert_int_equal(sizes.while_running, shallow);
-	coroutine_close(S);
+	assert_int_equal(sizes.while_running, sizes.shallow);
 }
 
 static void test_stack_size_is_0_once_the_coroutine_has_ended(void **state)
