@@ -48,9 +48,7 @@ static void trace_resume(struct schedule *S, int id)
 
 static void show_heap_copy(struct schedule *S, int id)
 {
-	if (coroutine_status(S, id) == COROUTINE_DEAD)
-		printf("ended");
-	else if (coroutine_stack_size(S, id) == 0)
+	if (coroutine_stack_size(S, id) == 0)
 		printf("none yet");
 	else
 		printf("%ld bytes", coroutine_stack_size(S, id));
