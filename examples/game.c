@@ -27,8 +27,6 @@ struct entity {
 	enum activity doing;
 };
 
-static int now; /* the tick being played */
-
 /* ---- The helpers that behaviours are written with ---------------------- */
 
 /* Ends this entity's turn for n ticks. */
@@ -117,7 +115,7 @@ static void show_street(void)
  * One line at the start of each tick: how many entities stand on each cell,
  * and what they are busy with.  What they say during the tick follows it.
  */
-static void show_tick(const struct entity *e, int n)
+static void show_tick(int tick, const struct entity *e, int n)
 {
 	int cells[STREET] = { 0 };
 	int count[DONE + 1] = { 0 };
@@ -127,7 +125,7 @@ static void show_tick(const struct entity *e, int n)
 		if (e[i].doing != DONE)
 			cells[e[i].x]++;
 	}
-	printf("tick %3d |", now);
+	printf("tick %3d |", tick);
 	for (i = 0; i < STREET; i++)
 		putchar(cells[i] == 0 ? '.' : cells[i] > 9 ? '+' : '0' + cells[i]);
 	printf("| walking %2d  waiting %2d  done %2d\n", count[WALKING], count[WAITING], count[DONE]);
@@ -152,19 +150,21 @@ static int play_tick(struct schedule *S, struct entity *e, const int *id, int n)
 int main(void)
 {
 	struct schedule *S = coroutine_open();
+	/* In main's frame, not on the run stack: the loop reads the entities
+	 * while their coroutines are suspended (the shared-stack rule). */
 	struct entity entities[ENTITIES];
 	int id[ENTITIES];
-	int i, left;
+	int i, tick = 0, left;
 
 	for (i = 0; i < ENTITIES; i++)
 		spawn(S, &entities[i], i, &id[i]);
 	show_street();
 	do {
-		show_tick(entities, ENTITIES);
+		show_tick(tick, entities, ENTITIES);
 		left = play_tick(S, entities, id, ENTITIES);
-		now++;
+		tick++;
 	} while (left > 0);
-	printf("all %d entities done after %d ticks\n", ENTITIES, now);
+	printf("all %d entities done after %d ticks\n", ENTITIES, tick);
 	coroutine_close(S);
 	return 0;
 }
