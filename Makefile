@@ -153,5 +153,6 @@ help:
 	@echo "make install    install header, library and pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall  remove what install put there"
 	@echo "make examples   build the examples (examples/) for the selected backend"
-	@echo "make install-check  install into a scratch DESTDIR, build an example with pkg-config, run it"
+	@echo "make install-check  install into a scratch DESTDIR, build and run an example against it"
+	@echo "                with pkg-config, then uninstall and check that nothing is left"
 	@echo "make clean      remove everything built"
