@@ -175,6 +175,60 @@ cross-test: build/main.out $(foreach d,$(CROSS_DIRS),$(d)/main $(addprefix $(d)/
 	@for t in $(filter $(addsuffix /test_%,$(CROSS_DIRS)),$^); do echo "== $$t"; \
 		$(QEMU) $$t || exit 1; done
 
+# ---- Examples and install-check (README: "Examples") -------------------
+# Each example is built against each backend, in build/<backend>/examples/;
+# test_examples runs them (found beside itself) and compares their output
+# with examples/<name>.expected.  C examples are linked with the C driver.
+EXAMPLES_C   := game generator
+EXAMPLES_CXX := script
+EXAMPLES     := $(EXAMPLES_C) $(EXAMPLES_CXX)
+LINK_EXAMPLE  = $(if $(filter $(EXAMPLES_CXX),$(notdir $@)),$(CXX),$(CC))
+INSTALL_CHECK := build/install-check
+# pkg-config reads only the installed coroutine.pc and prefixes its paths
+# with the temporary DESTDIR.
+INSTALLED_PKG_CONFIG := PKG_CONFIG_LIBDIR=$(CURDIR)/$(INSTALL_CHECK)$(PREFIX)/lib/pkgconfig \
+	PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(INSTALL_CHECK) pkg-config
+
+.PHONY: examples install-check
+.SECONDARY: $(EXAMPLES:%=build/examples/%.o)
+examples: $(addprefix build/$(BACKEND)/examples/,$(EXAMPLES))
+
+build/examples/%.o: examples/%.c coroutine.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I. $(WARN) $(CFLAGS) -c $< -o $@
+
+build/examples/%.o: examples/%.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -I. $(WARN) $(CXXFLAGS) -c $< -o $@
+
+build/ucontext/examples/%: build/examples/%.o build/ucontext/libcoroutine.a
+	@mkdir -p $(@D)
+	$(LINK_EXAMPLE) $(LDFLAGS) $^ -o $@
+
+build/asm/examples/%: build/examples/%.o build/asm/libcoroutine.a
+	@mkdir -p $(@D)
+	$(LINK_EXAMPLE) $(LDFLAGS) $^ -o $@
+
+# Order-only: the examples and the demo must exist when the test runs, but
+# they are not linked into it.
+build/ucontext/test_examples: | $(addprefix build/ucontext/examples/,$(EXAMPLES)) build/ucontext/main
+build/asm/test_examples: | $(addprefix build/asm/examples/,$(EXAMPLES)) build/asm/main
+
+# Installs into a scratch DESTDIR, builds the generator example against the
+# installed copy through pkg-config, checks its output, then uninstalls and
+# checks that nothing is left behind.
+install-check:
+	rm -rf $(INSTALL_CHECK)
+	$(MAKE) install DESTDIR=$(CURDIR)/$(INSTALL_CHECK)
+	$(CC) $(CFLAGS) $(LDFLAGS) examples/generator.c \
+		$$($(INSTALLED_PKG_CONFIG) --cflags --libs coroutine) -o build/installed-generator
+	./build/installed-generator > build/installed-generator.out
+	diff -u examples/generator.expected build/installed-generator.out
+	$(MAKE) uninstall DESTDIR=$(CURDIR)/$(INSTALL_CHECK)
+	test -z "$$(find $(INSTALL_CHECK) -type f)"
+	rm -rf $(INSTALL_CHECK)
+	@echo "install-check: OK"
+
 help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
@@ -184,4 +238,8 @@ help:
 	@echo "make install    install header, library and pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall  remove what install put there"
 	@echo "make cross-test build the demo and the suite for aarch64 (both backends), run them under qemu"
+
+	@echo "make examples   build the examples (examples/) for the selected backend"
+	@echo "make install-check  install into a scratch DESTDIR, build and run an example against it"
+	@echo "                with pkg-config, then uninstall and check that nothing is left"
 	@echo "make clean      remove everything built"

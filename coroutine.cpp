@@ -542,3 +542,13 @@ int coroutine_running(struct schedule *S)
 	check_schedule(S, "coroutine_running");
 	return S->running;
 }
+
+/* An addition to the original API: see coroutine.h. */
+long coroutine_stack_size(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_stack_size");
+	check_id(S, id, "coroutine_stack_size");
+	if (S->co[id] == NULL)
+		return 0;
+	return (long)S->co[id]->size;
+}

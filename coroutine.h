@@ -11,9 +11,10 @@
  * run stack now belongs to whichever coroutine runs next).  Never keep a
  * pointer to a coroutine's local across its yield for anyone else to use.
  *
- * Misuse (a wrong id, resuming from inside a coroutine, yielding from
- * outside one, ...) is not undefined here: it prints one line naming the
- * function and the fault on stderr and calls abort(), with or without NDEBUG.
+ * Misuse (a NULL schedule, a wrong id, resuming from inside a coroutine,
+ * yielding from outside one, ...) is not undefined here: it prints one
+ * line naming the function and the fault on stderr and calls abort(), with
+ * or without NDEBUG.
  *
  * This header is plain C89 and may be included from C or C++.
  */
@@ -44,8 +45,8 @@ struct schedule *coroutine_open(void);
 
 /*
  * Frees the schedule and every coroutine in it, suspended ones included
- * (their functions are not run to the end).  Must be called from outside
- * any coroutine; NULL is ignored.
+ * (their functions are not run to the end).  NULL is ignored.  Calling it
+ * from inside one of the schedule's own coroutines aborts.
  */
 void coroutine_close(struct schedule *);
 
@@ -55,15 +56,17 @@ void coroutine_close(struct schedule *);
  * double), otherwise the first empty slot at or after index nco, wrapping
  * around, where nco is the number of live coroutines.  May be called from
  * main or from inside a coroutine.  Returns -1 when memory runs out, leaving
- * the schedule as it was.  func must not be NULL.
+ * the schedule as it was.  A NULL func aborts.
  */
 int coroutine_new(struct schedule *, coroutine_func func, void *ud);
 
 /*
  * Runs coroutine id until it yields or returns.  A finished coroutine is
  * freed and its slot emptied; resuming an empty slot returns at once.
- * Only the main program may resume: calling it from inside a coroutine, or
- * with an id outside [0, slot count), aborts.
+ * Only the main program may resume: calling it from inside one of the
+ * schedule's coroutines, or with an id outside [0, slot count), aborts.
+ * (A coroutine may resume the coroutines of another schedule: it is that
+ * schedule's main program.)
  */
 void coroutine_resume(struct schedule *, int id);
 
@@ -78,9 +81,25 @@ int coroutine_running(struct schedule *);
 
 /*
  * Suspends the running coroutine and returns to the main program's
- * coroutine_resume.  Calling it from outside a coroutine aborts.
+ * coroutine_resume.  When the coroutine is resumed, yield returns with the
+ * coroutine's locals back at their addresses.  Calling it from outside a
+ * coroutine of this schedule (from main, or from a coroutine of another
+ * schedule) aborts.
  */
 void coroutine_yield(struct schedule *);
+
+/*
+ * ADDITION to the original API (not in cloudwu's coroutine.h), for tools
+ * and learners who want to watch the stack copying.
+ *
+ * The number of bytes of run stack that coroutine id held at its last
+ * yield: what that yield copied out to the coroutine's heap buffer, and
+ * what the next coroutine_resume(S, id) copies back to the top of the run
+ * stack (unless id was the last coroutine to run on S: then its bytes are
+ * still in place and nothing is copied).  0 for a coroutine that has never
+ * yielded and for an empty slot.  An id outside [0, slot count) aborts.
+ */
+long coroutine_stack_size(struct schedule *, int id);
 
 #ifdef __cplusplus
 }

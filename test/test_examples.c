@@ -1,0 +1,268 @@
+/*
+ * test_examples.c - the examples and the demo print exactly what their
+ * examples/<name>.expected files say, and main --trace reports copies that
+ * add up.
+ *
+ * The Makefile builds each backend's examples in build/<backend>/examples/
+ * and its demo in build/<backend>/main, beside build/<backend>/test_examples:
+ * this test finds them through its own argv[0].  The expected files and the
+ * scripts are named relative to the source root, where make runs the tests.
+ */
+#include "support.h"
+
+#include <stdlib.h>
+
+static const char *bin_dir; /* the directory this test was started from */
+
+/* ---- Running a program ------------------------------------------------- */
+
+struct output {
+	int status; /* as filled in by waitpid */
+	char *out;  /* everything written on stdout, NUL-terminated */
+	char *err;  /* and on stderr */
+};
+
+/* The whole rest of f, NUL-terminated, in a malloc'd buffer. */
+static char *read_rest(FILE *f)
+{
+	size_t size = 4096, used = 0, n;
+	char *buf = malloc(size);
+	assert_non_null(buf);
+	while ((n = fread(buf + used, 1, size - 1 - used, f)) > 0) {
+		used += n;
+		if (used == size - 1) {
+			size *= 2;
+			buf = realloc(buf, size);
+			assert_non_null(buf);
+		}
+	}
+	buf[used] = '\0';
+	return buf;
+}
+
+static char *read_text_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	if (f == NULL)
+		fail_msg("cannot open %s (run the test from the source root)", path);
+	text = read_rest(f);
+	fclose(f);
+	return text;
+}
+
+/*
+ * Runs bin_dir/program with the given arguments (NULL-terminated).  The
+ * child writes to temporary files rather than pipes, so that however much
+ * it writes it never waits for us.
+ */
+static struct output run(const char *program, const char *const *args)
+{
+	char path[4096];
+	const char *argv[8] = { path };
+	struct output r;
+	FILE *out = tmpfile(), *err = tmpfile();
+	pid_t pid;
+	size_t i;
+
+	assert_true(out != NULL && err != NULL);
+	snprintf(path, sizeof path, "%s/%s", bin_dir, program);
+	for (i = 0; args[i] != NULL; i++) {
+		assert_true(i + 2 < sizeof argv / sizeof argv[0]);
+		argv[i + 1] = args[i];
+	}
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		restore_default_signals();
+		dup2(fileno(out), STDOUT_FILENO);
+		dup2(fileno(err), STDERR_FILENO);
+		execv(path, (char *const *)argv);
+		fprintf(stderr, "cannot run %s\n", path);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &r.status, 0), pid);
+	rewind(out);
+	rewind(err);
+	r.out = read_rest(out);
+	r.err = read_rest(err);
+	fclose(out);
+	fclose(err);
+	return r;
+}
+
+static void free_output(struct output *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* The file's text; "" when path is NULL. */
+static char *expected(const char *path)
+{
+	if (path == NULL) {
+		char *empty = malloc(1);
+		assert_non_null(empty);
+		*empty = '\0';
+		return empty;
+	}
+	return read_text_file(path);
+}
+
+/*
+ * Runs program, and checks that it wrote stdout_file's text on stdout and
+ * stderr_file's (nothing, when NULL) on stderr, and exited with status.
+ */
+static void check_run(const char *program, const char *const *args,
+		      const char *stdout_file, const char *stderr_file, int status)
+{
+	struct output r = run(program, args);
+	char *out = expected(stdout_file), *err = expected(stderr_file);
+	assert_string_equal(r.err, err);
+	assert_string_equal(r.out, out);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), status);
+	free(out);
+	free(err);
+	free_output(&r);
+}
+
+static const char *const no_args[] = { NULL };
+static const char *const trace_args[] = { "--trace", NULL };
+
+/* ---- The examples ---------------------------------------------------------- */
+
+static void test_game_prints_its_expected_output(void **state)
+{
+	(void)state;
+	check_run("examples/game", no_args, "examples/game.expected", NULL, 0);
+}
+
+static void test_generator_prints_its_expected_output(void **state)
+{
+	(void)state;
+	check_run("examples/generator", no_args, "examples/generator.expected", NULL, 0);
+}
+
+/* bad.txt stops at its line 3 with an error; the other two run to the end. */
+static void test_script_runs_good_scripts_and_reports_the_bad_one(void **state)
+{
+	static const char *const scripts[] = {
+		"examples/scripts/bad.txt", "examples/scripts/bells.txt",
+		"examples/scripts/hello.txt", NULL
+	};
+	(void)state;
+	check_run("examples/script", scripts, "examples/script.expected",
+		  "examples/script.stderr", 1);
+}
+
+/* ---- The demo and its trace --------------------------------------------------- */
+
+static void test_demo_prints_the_original_output(void **state)
+{
+	(void)state;
+	check_run("main", no_args, "examples/main.expected", NULL, 0);
+}
+
+/* The trace's lines are indented; the demo's are not. */
+static char *demo_lines(const char *text)
+{
+	char *kept = malloc(strlen(text) + 1), *to = kept;
+	assert_non_null(kept);
+	while (*text != '\0') {
+		const char *end = strchr(text, '\n');
+		size_t len = end ? (size_t)(end - text + 1) : strlen(text);
+		if (*text != ' ') {
+			memcpy(to, text, len);
+			to += len;
+		}
+		text += len;
+	}
+	*to = '\0';
+	return kept;
+}
+
+static void test_trace_keeps_the_demo_lines(void **state)
+{
+	struct output r = run("main", trace_args);
+	char *demo = demo_lines(r.out), *original = read_text_file("examples/main.expected");
+	(void)state;
+	assert_string_equal(demo, original);
+	assert_string_equal(r.err, "");
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	free(demo);
+	free(original);
+	free_output(&r);
+}
+
+/* The line after this one, or NULL at the end of the text. */
+static const char *next_line(const char *line)
+{
+	const char *newline = strchr(line, '\n');
+	return newline != NULL && newline[1] != '\0' ? newline + 1 : NULL;
+}
+
+/*
+ * Every resume after the first copies back exactly the bytes that the
+ * coroutine's last yield copied out, and those are never 0.  Each of the
+ * demo's two coroutines yields 5 times and is resumed 5 times after that.
+ */
+static void test_trace_copies_back_what_the_yield_saved(void **state)
+{
+	struct output r = run("main", trace_args);
+	long saved[2] = { 0, 0 };
+	int yields = 0, copies = 0;
+	const char *line;
+	(void)state;
+	for (line = r.out; line != NULL; line = next_line(line)) {
+		int id;
+		long bytes;
+		if (sscanf(line, "  yield  %d: copied %ld bytes", &id, &bytes) == 2) {
+			assert_in_range(id, 0, 1);
+			assert_true(bytes > 0);
+			saved[id] = bytes;
+			yields++;
+		} else if (sscanf(line, "  resume %d: copy %ld bytes back", &id, &bytes) == 2) {
+			assert_in_range(id, 0, 1);
+			assert_int_equal(bytes, saved[id]);
+			copies++;
+		}
+	}
+	assert_int_equal(yields, 10);
+	assert_int_equal(copies, 10);
+	free_output(&r);
+}
+
+static void test_demo_rejects_unknown_arguments(void **state)
+{
+	static const char *const args[] = { "--verbose", NULL };
+	struct output r = run("main", args);
+	(void)state;
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(r.err, "usage: "));
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2);
+	free_output(&r);
+}
+
+int main(int argc, char *argv[])
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_game_prints_its_expected_output),
+		cmocka_unit_test(test_generator_prints_its_expected_output),
+		cmocka_unit_test(test_script_runs_good_scripts_and_reports_the_bad_one),
+		cmocka_unit_test(test_demo_prints_the_original_output),
+		cmocka_unit_test(test_trace_keeps_the_demo_lines),
+		cmocka_unit_test(test_trace_copies_back_what_the_yield_saved),
+		cmocka_unit_test(test_demo_rejects_unknown_arguments),
+	};
+	char *slash = strrchr(argv[0], '/');
+	(void)argc;
+	if (slash != NULL) {
+		*slash = '\0';
+		bin_dir = argv[0];
+	} else {
+		bin_dir = ".";
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
