@@ -134,7 +134,7 @@ CROSS     ?= aarch64-linux-gnu-
 CROSS_CC  ?= $(CROSS)gcc
 CROSS_CXX ?= $(CROSS)g++
 CROSS_AR  ?= $(CROSS)ar
-QEMU      ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+QEMU      ?= qemu-aarch64
 CROSS_DIRS := $(addprefix build/aarch64-,$(BACKENDS))
 
 .PHONY: cross-test
