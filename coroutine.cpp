@@ -97,6 +97,29 @@ typedef ucontext_t context;
 #define NO_ASAN
 #endif
 
+#if COROUTINE_ASAN && !COROUTINE_ASM
+/*
+ * ASan wraps swapcontext in an interceptor of its own.  When a coroutine
+ * yields, the interceptor's frame (its return address into suspend, the
+ * registers it pushed) lies below the slice saved a moment before, so it is
+ * lost when the next coroutine runs, and on resume the interceptor returns
+ * through garbage.  getcontext and setcontext are not intercepted: their
+ * pair does the same switch with no frame of their own, and the flag (which
+ * must not live on the run stack either) tells the first return of
+ * getcontext, which goes on to switch, from the second, which is the resume.
+ */
+static thread_local volatile int asan_switching;
+#undef SWITCH_CONTEXT
+#define SWITCH_CONTEXT(from, to) do {           \
+		asan_switching = 1;             \
+		getcontext(from);               \
+		if (asan_switching) {           \
+			asan_switching = 0;     \
+			setcontext(to);         \
+		}                               \
+	} while (0)
+#endif
+
 #if !defined(NVALGRIND) && defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
@@ -409,7 +432,7 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 	C->ctx.uc_link = NULL;
 	makecontext(&C->ctx, (void (*)(void))run_coroutine_ucontext, 2,
 		    (uint32_t)ptr, (uint32_t)(ptr >> 16 >> 16));
-	swapcontext(&S->main, &C->ctx);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
 }
 #endif
 
