@@ -106,6 +106,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
 	--child-silent-after-fork=yes
 EXPECT_REPORT := test/bugs/expect_report.sh
+SANITIZE_BUGS := heap_overflow stack_overflow stack_overflow_across_yield
 SANITIZE_TESTS := $(foreach b,$(BACKENDS),$(addprefix build/asan-$(b)/,$(TESTS)))
 VALGRIND_TESTS := $(foreach b,$(BACKENDS),$(addprefix build/$(b)/,$(TESTS)))
 # fuzz: libFuzzer needs clang, whatever CC and CXX are.
@@ -127,9 +128,11 @@ HARDENING = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
 MATRIX_FLAGS_hardened = $(shell $(HARDENING) CFLAGS)
 MATRIX_CPPFLAGS_hardened = $(shell $(HARDENING) CPPFLAGS)
 MATRIX_LDFLAGS_hardened = $(shell $(HARDENING) LDFLAGS)
+MATRIX_GCC := $(addprefix matrix-gcc-,$(MATRIX_SETS))
+MATRIX_CLANG := $(addprefix matrix-clang-,$(MATRIX_SETS))
 MATRIX_STDS := c++11 c++14 c++17 c++20
 
-.PHONY: sanitize valgrind fuzz matrix matrix-std $(foreach set,$(MATRIX_SETS),matrix-gcc-$(set) matrix-clang-$(set))
+.PHONY: sanitize valgrind fuzz matrix matrix-std $(MATRIX_GCC) $(MATRIX_CLANG)
 
 # The test programs of the two tool targets are linked with the C++ driver:
 # clang's -fsanitize=function (part of "undefined") needs the C++ runtime.
@@ -162,11 +165,12 @@ build/asm/bugs/%: build/test/bugs/%.o build/asm/libcoroutine.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@
 
-sanitize: $(SANITIZE_TESTS) $(foreach b,$(BACKENDS),build/asan-$(b)/bugs/heap_overflow build/asan-$(b)/bugs/stack_overflow)
+sanitize: $(SANITIZE_TESTS) $(foreach b,$(BACKENDS),$(addprefix build/asan-$(b)/bugs/,$(SANITIZE_BUGS)))
 	@for t in $(SANITIZE_TESTS); do echo "== $$t"; $(SANITIZE_ENV) ./$$t || exit 1; done
 	@for b in $(BACKENDS); do \
 	  $(EXPECT_REPORT) heap-buffer-overflow build/asan-$$b/bugs/heap_overflow && \
-	  $(EXPECT_REPORT) stack-buffer-overflow build/asan-$$b/bugs/stack_overflow || exit 1; \
+	  $(EXPECT_REPORT) stack-buffer-overflow build/asan-$$b/bugs/stack_overflow && \
+	  $(EXPECT_REPORT) stack-buffer-overflow build/asan-$$b/bugs/stack_overflow_across_yield || exit 1; \
 	done
 
 valgrind: $(VALGRIND_TESTS) $(foreach b,$(BACKENDS),build/$(b)/bugs/uninitialised)
@@ -196,7 +200,7 @@ fuzz: $(foreach b,$(BACKENDS),build/fuzz-$(b)/fuzz_model)
 	  ./build/fuzz-$$b/fuzz_model -max_total_time=$(SECONDS) -print_final_stats=1 build/fuzz-$$b/corpus || exit 1; \
 	done
 
-matrix: $(foreach set,$(MATRIX_SETS),matrix-gcc-$(set) matrix-clang-$(set)) matrix-std
+matrix: $(MATRIX_GCC) $(MATRIX_CLANG) matrix-std
 
 # $(1) $(2): the C and C++ compilers; $(3): the flag set.
 define matrix_build
@@ -208,10 +212,10 @@ define matrix_build
 	  > build/matrix/$@.log 2>&1 || { cat build/matrix/$@.log; exit 1; }
 endef
 
-matrix-gcc-%:
+$(MATRIX_GCC): matrix-gcc-%:
 	$(call matrix_build,gcc,g++,$*)
 
-matrix-clang-%:
+$(MATRIX_CLANG): matrix-clang-%:
 	$(call matrix_build,clang,clang++,$*)
 
 # The library alone in every standard it supports, compile-only.
