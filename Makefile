@@ -138,6 +138,9 @@ MATRIX_CLANG := $(addprefix matrix-clang-,$(MATRIX_SETS))
 MATRIX_STDS := c++11 c++14 c++17 c++20
 
 .PHONY: sanitize valgrind fuzz matrix matrix-std $(MATRIX_GCC) $(MATRIX_CLANG)
+# Keep the objects of the tool builds between runs, as the suite's are kept.
+.SECONDARY: $(patsubst %,build/asan/test/%.o,$(TESTS) $(addprefix bugs/,$(SANITIZE_BUGS))) \
+	build/test/bugs/uninitialised.o
 
 # The test programs of the two tool targets are linked with the C++ driver:
 # clang's -fsanitize=function (part of "undefined") needs the C++ runtime.
