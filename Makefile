@@ -138,20 +138,24 @@ MATRIX_CLANG := $(addprefix matrix-clang-,$(MATRIX_SETS))
 MATRIX_STDS := c++11 c++14 c++17 c++20
 
 .PHONY: sanitize valgrind fuzz matrix matrix-std $(MATRIX_GCC) $(MATRIX_CLANG)
+# build/asan/compilers changes when the compilers or flags do, so that
+# `make sanitize CC=clang CXX=clang++` after a gcc run rebuilds everything.
+SANITIZE_ID := $(CC) $(CXX) $(CPPFLAGS) $(CFLAGS) $(CXXFLAGS) $(LDFLAGS)
+$(shell mkdir -p build/asan; echo '$(SANITIZE_ID)' | cmp -s - build/asan/compilers || echo '$(SANITIZE_ID)' > build/asan/compilers)
 # Keep the objects of the tool builds between runs, as the suite's are kept.
 .SECONDARY: $(patsubst %,build/asan/test/%.o,$(TESTS) $(addprefix bugs/,$(SANITIZE_BUGS))) \
 	build/test/bugs/uninitialised.o
 
 # The test programs of the two tool targets are linked with the C++ driver:
 # clang's -fsanitize=function (part of "undefined") needs the C++ runtime.
-build/asan-%/coroutine.o: coroutine.cpp coroutine.h
+build/asan-%/coroutine.o: coroutine.cpp coroutine.h build/asan/compilers
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(DEFS_$*) $(LIBFLAGS) $(WARN) $(CXXFLAGS) $(SANITIZE) -c $< -o $@
 
 build/asan-ucontext/libcoroutine.a: build/asan-ucontext/coroutine.o
 build/asan-asm/libcoroutine.a: build/asan-asm/coroutine.o build/asm/asm_switch.o
 
-build/asan/test/%.o: test/%.c coroutine.h $(wildcard test/*.h)
+build/asan/test/%.o: test/%.c coroutine.h $(wildcard test/*.h) build/asan/compilers
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(SANITIZE) -I. -c $< -o $@
 
@@ -241,6 +245,7 @@ help:
 	@echo "make uninstall  remove what install put there"
 	@echo "make clean      remove everything built"
 	@echo "make sanitize   the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
+	@echo "                (CC=clang CXX=clang++ for clang's sanitizers)"
 	@echo "make valgrind   the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"
 	@echo "make fuzz       libFuzzer on random programs, SECONDS=60 per backend (needs clang)"
 	@echo "make matrix     -Werror builds and runs: g++/clang++ x -O0/-O2/-O3/-fstack-protector-all/Debian hardening, and C++11..20"
