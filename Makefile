@@ -229,6 +229,151 @@ install-check:
 	rm -rf $(INSTALL_CHECK)
 	@echo "install-check: OK"
 
+# ---- Memory-safety tools, fuzzing and the build matrix --------------------
+# sanitize: the suite under ASan+UBSan; valgrind: the suite under memcheck.
+# Both run both backends, and both run the deliberately buggy programs of
+# test/bugs/ too: the target fails if the tool stays silent about them.
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# No ASAN_OPTIONS are needed: the tests' forked children that must die of
+# SIGSEGV or SIGABRT restore the default handlers, ASan's included.  Leak
+# checking (on by default on x86_64) is asked for by name for other hosts.
+# detect_stack_use_after_return=1 is not used: it moves locals to the heap,
+# and test_stack finds the run stack through the address of a local.
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+# --child-silent-after-fork: misuse tests fork children that abort on
+# purpose, with schedules still open; their memory is not a leak of the
+# suite.  The run stack is registered with memcheck by the library, so no
+# --max-stackframe is needed to tell its switches from huge frames.
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+	--child-silent-after-fork=yes
+EXPECT_REPORT := test/bugs/expect_report.sh
+SANITIZE_BUGS := heap_overflow stack_overflow stack_overflow_across_yield
+SANITIZE_TESTS := $(foreach b,$(BACKENDS),$(addprefix build/asan-$(b)/,$(TESTS)))
+VALGRIND_TESTS := $(foreach b,$(BACKENDS),$(addprefix build/$(b)/,$(TESTS)))
+# fuzz: libFuzzer needs clang, whatever CC and CXX are.
+FUZZ_CC  := clang
+FUZZ_CXX := clang++
+FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1
+SECONDS ?= 60
+# matrix: -Werror builds and runs of the suite, each in a copy of the sources
+# under build/matrix/NAME, with these flag sets and both compilers.
+MATRIX_SOURCES := Makefile coroutine.h coroutine.cpp coroutine.pc.in main.cpp test $(wildcard asm_switch.S)
+MATRIX_SETS := O0 O2 O3 protectall hardened
+MATRIX_FLAGS_O0 := -O0 -g
+MATRIX_FLAGS_O2 := -O2 -g
+MATRIX_FLAGS_O3 := -O3 -g
+MATRIX_FLAGS_protectall := -O2 -g -fstack-protector-all
+# Debian's hardening flags (dpkg-buildflags is in dpkg-dev); C and C++ get
+# the same ones.  Deferred (=): dpkg-buildflags runs only for the matrix.
+HARDENING = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+MATRIX_FLAGS_hardened = $(shell $(HARDENING) CFLAGS)
+MATRIX_CPPFLAGS_hardened = $(shell $(HARDENING) CPPFLAGS)
+MATRIX_LDFLAGS_hardened = $(shell $(HARDENING) LDFLAGS)
+MATRIX_GCC := $(addprefix matrix-gcc-,$(MATRIX_SETS))
+MATRIX_CLANG := $(addprefix matrix-clang-,$(MATRIX_SETS))
+MATRIX_STDS := c++11 c++14 c++17 c++20
+
+.PHONY: sanitize valgrind fuzz matrix matrix-std $(MATRIX_GCC) $(MATRIX_CLANG)
+# build/asan/compilers changes when the compilers or flags do, so that
+# `make sanitize CC=clang CXX=clang++` after a gcc run rebuilds everything.
+SANITIZE_ID := $(CC) $(CXX) $(CPPFLAGS) $(CFLAGS) $(CXXFLAGS) $(LDFLAGS)
+$(shell mkdir -p build/asan; echo '$(SANITIZE_ID)' | cmp -s - build/asan/compilers || echo '$(SANITIZE_ID)' > build/asan/compilers)
+# Keep the objects of the tool builds between runs, as the suite's are kept.
+.SECONDARY: $(patsubst %,build/asan/test/%.o,$(TESTS) $(addprefix bugs/,$(SANITIZE_BUGS))) \
+	build/test/bugs/uninitialised.o
+
+# The test programs of the two tool targets are linked with the C++ driver:
+# clang's -fsanitize=function (part of "undefined") needs the C++ runtime.
+build/asan-%/coroutine.o: coroutine.cpp coroutine.h build/asan/compilers
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(DEFS_$*) $(LIBFLAGS) $(WARN) $(CXXFLAGS) $(SANITIZE) -c $< -o $@
+
+build/asan-ucontext/libcoroutine.a: build/asan-ucontext/coroutine.o
+build/asan-asm/libcoroutine.a: build/asan-asm/coroutine.o build/asm/asm_switch.o
+
+build/asan/test/%.o: test/%.c coroutine.h $(wildcard test/*.h) build/asan/compilers
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(SANITIZE) -I. -c $< -o $@
+
+build/test/test_model.o build/asan/test/test_model.o: test/model.c
+
+build/asan-ucontext/%: build/asan/test/%.o build/asan-ucontext/libcoroutine.a
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS) $(SANITIZE) $^ $(TESTLIBS) -o $@
+
+build/asan-asm/%: build/asan/test/%.o build/asan-asm/libcoroutine.a
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS) $(SANITIZE) $^ $(TESTLIBS) -o $@
+
+build/ucontext/bugs/%: build/test/bugs/%.o build/ucontext/libcoroutine.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@
+
+build/asm/bugs/%: build/test/bugs/%.o build/asm/libcoroutine.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@
+
+sanitize: $(SANITIZE_TESTS) $(foreach b,$(BACKENDS),$(addprefix build/asan-$(b)/bugs/,$(SANITIZE_BUGS)))
+	@for t in $(SANITIZE_TESTS); do echo "== $$t"; $(SANITIZE_ENV) ./$$t || exit 1; done
+	@for b in $(BACKENDS); do \
+	  $(EXPECT_REPORT) heap-buffer-overflow build/asan-$$b/bugs/heap_overflow && \
+	  $(EXPECT_REPORT) stack-buffer-overflow build/asan-$$b/bugs/stack_overflow && \
+	  $(EXPECT_REPORT) stack-buffer-overflow build/asan-$$b/bugs/stack_overflow_across_yield || exit 1; \
+	done
+
+valgrind: $(VALGRIND_TESTS) $(foreach b,$(BACKENDS),build/$(b)/bugs/uninitialised)
+	@for t in $(VALGRIND_TESTS); do echo "== valgrind $$t"; $(VALGRIND) ./$$t || exit 1; done
+	@for b in $(BACKENDS); do \
+	  $(EXPECT_REPORT) "Conditional jump or move depends on uninitialised value" \
+	    $(VALGRIND) build/$$b/bugs/uninitialised || exit 1; \
+	done
+
+build/fuzz-%/coroutine.o: coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(DEFS_$*) $(LIBFLAGS) $(WARN) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build/fuzz-%/fuzz_model.o: fuzz/fuzz_model.c test/model.c test/model.h coroutine.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(WARN) $(FUZZ_SANITIZE) -fsanitize=fuzzer -I. -Itest -c $< -o $@
+
+build/fuzz-ucontext/fuzz_model: build/fuzz-ucontext/fuzz_model.o build/fuzz-ucontext/coroutine.o
+build/fuzz-asm/fuzz_model: build/fuzz-asm/fuzz_model.o build/fuzz-asm/coroutine.o build/asm/asm_switch.o
+build/fuzz-%/fuzz_model:
+	$(FUZZ_CXX) $(FUZZ_SANITIZE) -fsanitize=fuzzer $^ -o $@
+
+# SECONDS of fuzzing per backend; the corpus grows in build/fuzz-*/corpus.
+fuzz: $(foreach b,$(BACKENDS),build/fuzz-$(b)/fuzz_model)
+	@for b in $(BACKENDS); do \
+	  mkdir -p build/fuzz-$$b/corpus && \
+	  ./build/fuzz-$$b/fuzz_model -max_total_time=$(SECONDS) -print_final_stats=1 build/fuzz-$$b/corpus || exit 1; \
+	done
+
+matrix: $(MATRIX_GCC) $(MATRIX_CLANG) matrix-std
+
+# $(1) $(2): the C and C++ compilers; $(3): the flag set.
+define matrix_build
+	@echo "== $@"
+	@rm -rf build/matrix/$@ && mkdir -p build/matrix/$@ && cp -r $(MATRIX_SOURCES) build/matrix/$@/
+	@+$(MAKE) -s --no-print-directory -C build/matrix/$@ all test CC=$(1) CXX=$(2) \
+	  WARN="$(WARN) -Werror" CFLAGS="$(MATRIX_FLAGS_$(3))" CXXFLAGS="$(MATRIX_FLAGS_$(3))" \
+	  CPPFLAGS="$(MATRIX_CPPFLAGS_$(3))" LDFLAGS="$(MATRIX_LDFLAGS_$(3))" \
+	  > build/matrix/$@.log 2>&1 || { cat build/matrix/$@.log; exit 1; }
+endef
+
+$(MATRIX_GCC): matrix-gcc-%:
+	$(call matrix_build,gcc,g++,$*)
+
+$(MATRIX_CLANG): matrix-clang-%:
+	$(call matrix_build,clang,clang++,$*)
+
+# The library alone in every standard it supports, compile-only.
+matrix-std:
+	@for cxx in g++ clang++; do for std in $(MATRIX_STDS); do for defs in "" "$(DEFS_asm)"; do \
+	  echo "== $$cxx -std=$$std $$defs"; \
+	  $$cxx -std=$$std $$defs -fno-exceptions -fno-rtti $(WARN) -Werror -O2 -c coroutine.cpp -o /dev/null || exit 1; \
+	done; done; done
+
 help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
@@ -243,3 +388,8 @@ help:
 	@echo "make install-check  install into a scratch DESTDIR, build and run an example against it"
 	@echo "                with pkg-config, then uninstall and check that nothing is left"
 	@echo "make clean      remove everything built"
+	@echo "make sanitize   the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
+	@echo "                (CC=clang CXX=clang++ for clang's sanitizers)"
+	@echo "make valgrind   the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"
+	@echo "make fuzz       libFuzzer on random programs, SECONDS=60 per backend (needs clang)"
+	@echo "make matrix     -Werror builds and runs: g++/clang++ x -O0/-O2/-O3/-fstack-protector-all/Debian hardening, and C++11..20"

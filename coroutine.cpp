@@ -97,6 +97,29 @@ typedef ucontext_t context;
 #define NO_ASAN
 #endif
 
+#if COROUTINE_ASAN && !COROUTINE_ASM
+/*
+ * ASan wraps swapcontext in an interceptor of its own.  When a coroutine
+ * yields, the interceptor's frame (its return address into suspend, the
+ * registers it pushed) lies below the slice saved a moment before, so it is
+ * lost when the next coroutine runs, and on resume the interceptor returns
+ * through garbage.  getcontext and setcontext are not intercepted: their
+ * pair does the same switch with no frame of their own, and the flag (which
+ * must not live on the run stack either) tells the first return of
+ * getcontext, which goes on to switch, from the second, which is the resume.
+ */
+static thread_local volatile int asan_switching;
+#undef SWITCH_CONTEXT
+#define SWITCH_CONTEXT(from, to) do {           \
+		asan_switching = 1;             \
+		getcontext(from);               \
+		if (asan_switching) {           \
+			asan_switching = 0;     \
+			setcontext(to);         \
+		}                               \
+	} while (0)
+#endif
+
 #if !defined(NVALGRIND) && defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
@@ -118,6 +141,8 @@ struct coroutine {
 	int status;
 #if COROUTINE_ASAN
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
+	unsigned char *shadow; /* ASan's shadow of the saved slice */
+	size_t shadow_cap;     /* bytes allocated at shadow */
 #endif
 	context ctx;
 };
@@ -249,6 +274,60 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 #endif
 }
 
+#if COROUTINE_ASAN
+/* ASan's shadow byte of p: one byte describes 8 bytes (1 << scale). */
+static unsigned char *shadow_of(const char *p)
+{
+	size_t scale, offset;
+	__asan_get_shadow_mapping(&scale, &offset);
+	return (unsigned char *)(((uintptr_t)p >> scale) + offset);
+}
+#endif
+
+/*
+ * The shadow of the live slice (the redzones around the locals of frames
+ * that have not returned) is saved and put back with its bytes, so that
+ * ASan still sees an overflow of a local that lived across a yield.  The
+ * shadow itself is memory ASan does not let checked code touch.
+ */
+NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_ASAN
+	const unsigned char *from = shadow_of(S->stack + STACK_SIZE - C->size);
+	size_t n = (size_t)(shadow_of(S->stack + STACK_SIZE) - from);
+	if (C->shadow_cap < n) {
+		free(C->shadow);
+		C->shadow = (unsigned char *)malloc(n);
+		if (C->shadow == NULL)
+			fail("coroutine_yield: out of memory saving %zu bytes of ASan shadow", n);
+		C->shadow_cap = n;
+	}
+	copy_stack((char *)C->shadow, (const char *)from, n);
+#else
+	(void)S, (void)C;
+#endif
+}
+
+NO_ASAN static void asan_restore_shadow(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_ASAN
+	unsigned char *to = shadow_of(S->stack + STACK_SIZE - C->size);
+	size_t n = (size_t)(shadow_of(S->stack + STACK_SIZE) - to);
+	copy_stack((char *)to, (const char *)C->shadow, n);
+#else
+	(void)S, (void)C;
+#endif
+}
+
+static void asan_free_shadow(struct coroutine *C)
+{
+#if COROUTINE_ASAN
+	free(C->shadow);
+#else
+	(void)C;
+#endif
+}
+
 /* ---- Creating and deleting ---------------------------------------------- */
 
 static struct coroutine *new_coroutine(coroutine_func func, void *ud)
@@ -264,6 +343,7 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 
 static void delete_coroutine(struct coroutine *C)
 {
+	asan_free_shadow(C);
 	free(C->stack);
 	free(C);
 }
@@ -409,13 +489,14 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 	C->ctx.uc_link = NULL;
 	makecontext(&C->ctx, (void (*)(void))run_coroutine_ucontext, 2,
 		    (uint32_t)ptr, (uint32_t)(ptr >> 16 >> 16));
-	swapcontext(&S->main, &C->ctx);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
 }
 #endif
 
 static void restore_stack(struct schedule *S, struct coroutine *C)
 {
 	copy_stack(S->stack + STACK_SIZE - C->size, C->stack, (size_t)C->size);
+	asan_restore_shadow(S, C);
 }
 
 void coroutine_resume(struct schedule *S, int id)
@@ -494,6 +575,7 @@ NOINLINE NO_ASAN static void save_stack(struct schedule *S, struct coroutine *C)
 	reserve_saved_stack(C, top - bottom);
 	C->size = top - bottom;
 	copy_stack(C->stack, bottom, (size_t)C->size);
+	asan_save_shadow(S, C);
 }
 
 /*
