@@ -59,18 +59,24 @@ static char *read_text_file(const char *path)
 static struct output run(const char *program, const char *const *args)
 {
 	char path[4096];
-	const char *argv[8] = { path };
+	const char *emulator = getenv("EMULATOR");
+	const char *argv[9];
 	struct output r;
 	FILE *out = tmpfile(), *err = tmpfile();
 	pid_t pid;
-	size_t i;
+	size_t i, n = 0;
 
 	assert_true(out != NULL && err != NULL);
 	snprintf(path, sizeof path, "%s/%s", bin_dir, program);
+	/* A cross-built program runs under the emulator this test runs under. */
+	if (emulator != NULL && *emulator != '\0')
+		argv[n++] = emulator;
+	argv[n++] = path;
 	for (i = 0; args[i] != NULL; i++) {
-		assert_true(i + 2 < sizeof argv / sizeof argv[0]);
-		argv[i + 1] = args[i];
+		assert_true(n + 1 < sizeof argv / sizeof argv[0]);
+		argv[n++] = args[i];
 	}
+	argv[n] = NULL;
 	fflush(NULL);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -78,8 +84,8 @@ static struct output run(const char *program, const char *const *args)
 		restore_default_signals();
 		dup2(fileno(out), STDOUT_FILENO);
 		dup2(fileno(err), STDERR_FILENO);
-		execv(path, (char *const *)argv);
-		fprintf(stderr, "cannot run %s\n", path);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "cannot run %s\n", argv[0]);
 		_exit(127);
 	}
 	assert_int_equal(waitpid(pid, &r.status, 0), pid);
