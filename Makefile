@@ -92,10 +92,36 @@ uninstall:
 clean:
 	rm -rf build main libcoroutine.a coroutine.pc
 
+# ---- Benchmarks: `make bench` (timings), `make bench-ir` (instruction counts)
+# One bench binary per backend, built with -O2 whatever CXXFLAGS says.
+# Boost.Context's fcontext is the floor of a context switch; without
+# libboost-context-dev the bench builds all the same, without that floor
+# (a compile-and-link test decides, evaluated only when a bench is built).
+BENCH_FCONTEXT_TEST = printf '\#include <boost/context/detail/fcontext.hpp>\nint main() { return boost::context::detail::make_fcontext(0, 0, 0) != 0; }\n' \
+	| $(CXX) -x c++ - -lboost_context -o /dev/null 2>/dev/null
+BENCH_FCONTEXT = $(shell $(BENCH_FCONTEXT_TEST) && echo 1 || echo 0)
+BENCH_BINS := $(foreach b,$(BACKENDS),build/$(b)/bench)
+
+.PHONY: bench bench-ir
+build/%/bench: bench/bench.cpp coroutine.h build/%/libcoroutine.a
+	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$*"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) -std=c++11 $(WARN) \
+		$(CXXFLAGS) -O2 $(LDFLAGS) $< build/$*/libcoroutine.a $(if $(filter 1,$(BENCH_FCONTEXT)),-lboost_context) -o $@
+
+bench: $(BENCH_BINS)
+	echo "backend,variant,n,unit,median,min,max,floor,floor_median,ratio" > build/bench.csv
+	@for b in $^; do ./$$b build/bench.csv || exit 1; done
+	@if command -v gnuplot >/dev/null; then gnuplot bench/plot.gp && echo "wrote build/bench.csv, build/bench.png"; \
+	else echo "wrote build/bench.csv; no gnuplot, no build/bench.png"; fi
+
+bench-ir: $(BENCH_BINS)
+	bench/bench-ir.sh $^
+
 help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
 	@echo "make test       build and run the CMocka suite against both backends"
 	@echo "make install    install header, library and pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall  remove what install put there"
+	@echo "make bench      time both backends next to their floors: build/bench.csv, build/bench.png"
+	@echo "make bench-ir   instructions per operation of both backends, counted by callgrind"
 	@echo "make clean      remove everything built"
