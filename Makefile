@@ -61,7 +61,7 @@ build/%/main: main.cpp coroutine.h build/%/libcoroutine.a
 
 # Tests are C programs linked with the C driver: that they link at all
 # proves that the library needs no C++ runtime.
-TESTLIBS := -lcmocka -lpthread
+TESTLIBS := -lcmocka -lpthread -lm
 
 build/test/%.o: test/%.c coroutine.h $(wildcard test/*.h)
 	@mkdir -p $(@D)

@@ -52,10 +52,10 @@ static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
  * resume address in a context of a few words (its layout is documented
  * there), and never touches the signal mask.
  */
-#if defined(__x86_64__)
-#define CONTEXT_WORDS 9
-#elif defined(__aarch64__)
-#define CONTEXT_WORDS 22
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
+#elif defined(__aarch64__) && !defined(__ILP32__)
+#define CONTEXT_WORDS 22 /* x19-x30, d8-d15, sp, FPCR */
 #else
 #error "COROUTINE_ASM=1 supports x86_64 (System V) and aarch64 (AAPCS64) only; build without it to use ucontext"
 #endif
