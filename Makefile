@@ -102,7 +102,7 @@ BENCH_FCONTEXT_TEST = printf '\#include <boost/context/detail/fcontext.hpp>\nint
 BENCH_FCONTEXT = $(shell $(BENCH_FCONTEXT_TEST) && echo 1 || echo 0)
 BENCH_BINS := $(foreach b,$(BACKENDS),build/$(b)/bench)
 
-.PHONY: bench bench-ir
+.PHONY: bench bench-ir bench-stress
 build/%/bench: bench/bench.cpp coroutine.h build/%/libcoroutine.a
 	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$*"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) -std=c++11 $(WARN) \
 		$(CXXFLAGS) -O2 $(LDFLAGS) $< build/$*/libcoroutine.a $(if $(filter 1,$(BENCH_FCONTEXT)),-lboost_context) -o $@
@@ -116,6 +116,11 @@ bench: $(BENCH_BINS)
 bench-ir: $(BENCH_BINS)
 	bench/bench-ir.sh $^
 
+# Not a benchmark: a randomised check of the library under g++ and clang++,
+# -O0 and -O2, for the backends a performance change must keep correct.
+bench-stress:
+	bench/stress.sh $(BACKENDS)
+
 help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
@@ -124,4 +129,5 @@ help:
 	@echo "make uninstall  remove what install put there"
 	@echo "make bench      time both backends next to their floors: build/bench.csv, build/bench.png"
 	@echo "make bench-ir   instructions per operation of both backends, counted by callgrind"
+	@echo "make bench-stress  random-depth stress check, both compilers, -O0 and -O2, both backends"
 	@echo "make clean      remove everything built"
