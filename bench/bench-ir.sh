@@ -19,9 +19,9 @@ for bin in "$@"; do
 	backend=$(basename "$(dirname "$bin")")
 	for v in $VARIANTS; do
 		# A bench built without Boost.Context has no fcontext variant.
-		"$bin" ir "$v" 1 2>/dev/null || continue
-		once=$(instructions "$bin" ir "$v" $K)
-		twice=$(instructions "$bin" ir "$v" $((2 * K)))
+		"$bin" once "$v" 1 >/dev/null 2>&1 || continue
+		once=$(instructions "$bin" once "$v" $K)
+		twice=$(instructions "$bin" once "$v" $((2 * K)))
 		awk -v b="$backend" -v v="$v" -v d="$((twice - once))" -v k=$K 'BEGIN { printf "%-10s %-10s %12.1f\n", b, v, d / k }'
 	done
 done

@@ -27,8 +27,9 @@
  *                      fresh schedule
  *
  * Usage:  bench [CSV]           run everything, print the table, append to CSV
- *         bench ir NAME COUNT   run variant NAME once, COUNT operations, no
- *                               timing (for callgrind, see bench-ir.sh)
+ *         bench once NAME COUNT run variant NAME once, COUNT operations, and
+ *                               print its figure (bench-ir.sh runs this
+ *                               under callgrind)
  */
 #include "coroutine.h"
 
@@ -298,7 +299,7 @@ static double fcontext_round_trips(long count, size_t)
 /* ---- The table ------------------------------------------------------------- */
 
 struct variant {
-	const char *name;       /* for `bench ir NAME` and the CSV */
+	const char *name;       /* for `bench once NAME` and the CSV */
 	const char *label;
 	size_t n;               /* live stack bytes held, or 0 */
 	double (*run)(long count, size_t n);
@@ -415,14 +416,16 @@ static void report(FILE *csv)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && strcmp(argv[1], "ir") == 0) {
+	if (argc == 4 && strcmp(argv[1], "once") == 0) {
 		variant *v = find(argv[2]);
 		expect(v != NULL, "no such variant");
-		v->run(atol(argv[3]), v->n);
+		v->count = atol(argv[3]);
+		sample(*v);
+		printf("%s: %.1f %s\n", v->name, v->samples[0], is_time(*v) ? "ns" : "bytes");
 		return 0;
 	}
 	if (argc > 2) {
-		fprintf(stderr, "usage: bench [CSV] | bench ir NAME COUNT\n");
+		fprintf(stderr, "usage: bench [CSV] | bench once NAME COUNT\n");
 		return 2;
 	}
 	FILE *csv = NULL;
