@@ -131,6 +131,8 @@ struct coroutine {
 struct schedule {
 	char *stack;                 /* lowest address of the run stack */
 	struct coroutine **co;       /* cap slots, nco of them in use */
+	uint64_t *used;              /* bit i (of used[i / 64]): co[i] is in use */
+	uint64_t *full;              /* bit w: all 64 slots of used[w] are in use */
 	int nco;
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
@@ -301,13 +303,23 @@ static void unmap_run_stack(struct schedule *S)
 	munmap(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 }
 
+/* Words of a bitmap of n bits. */
+static size_t bitmap_words(size_t n)
+{
+	return (n + 63) / 64;
+}
+
 struct schedule *coroutine_open(void)
 {
 	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
 	if (S == NULL)
 		return NULL;
 	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
-	if (S->co == NULL || !map_run_stack(S)) {
+	S->used = (uint64_t *)calloc(bitmap_words(DEFAULT_COROUTINE), sizeof *S->used);
+	S->full = (uint64_t *)calloc(1, sizeof *S->full);
+	if (S->co == NULL || S->used == NULL || S->full == NULL || !map_run_stack(S)) {
+		free(S->full);
+		free(S->used);
 		free(S->co);
 		free(S);
 		return NULL;
@@ -327,8 +339,21 @@ void coroutine_close(struct schedule *S)
 			delete_coroutine(S->co[i]);
 	}
 	free(S->co);
+	free(S->used);
+	free(S->full);
 	unmap_run_stack(S);
 	free(S);
+}
+
+/* Makes *bits hold n bits, of which the new ones are clear; 0 when out of memory. */
+static int grow_bitmap(uint64_t **bits, size_t old_n, size_t n)
+{
+	uint64_t *grown = (uint64_t *)realloc(*bits, bitmap_words(n) * sizeof *grown);
+	if (grown == NULL)
+		return 0;
+	memset(grown + bitmap_words(old_n), 0, (bitmap_words(n) - bitmap_words(old_n)) * sizeof *grown);
+	*bits = grown;
+	return 1;
 }
 
 /* Doubles the slot array; the first new slot is the new id, or -1. */
@@ -340,22 +365,73 @@ static int grow_slots(struct schedule *S)
 	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
 	if (co == NULL)
 		return -1;
-	memset(co + cap, 0, cap * sizeof *co);
 	S->co = co;
+	if (!grow_bitmap(&S->used, cap, 2 * cap) ||
+	    !grow_bitmap(&S->full, bitmap_words(cap), bitmap_words(2 * cap)))
+		return -1;
+	memset(co + cap, 0, cap * sizeof *co);
 	S->cap *= 2;
 	return (int)cap;
 }
 
+/* The clear bits of word w of a bitmap of n bits. */
+static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
+{
+	uint64_t clear = ~bits[w];
+	if (n < 64) /* a single, partial word: the bits past n stand for nothing */
+		clear &= (UINT64_C(1) << n) - 1;
+	return clear;
+}
+
+/* The first clear bit at or after bit `from` of n bits, wrapping around; a
+ * word at a time.  There must be one. */
+static size_t first_clear_bit(const uint64_t *bits, size_t n, size_t from)
+{
+	size_t words = bitmap_words(n), w = from / 64;
+	uint64_t clear = clear_bits(bits, n, w) & ~UINT64_C(0) << from % 64;
+	while (clear == 0) {
+		if (++w == words)
+			w = 0;
+		clear = clear_bits(bits, n, w);
+	}
+	return w * 64 + (size_t)__builtin_ctzll(clear);
+}
+
 /*
  * The original's scan: the first empty slot at or after index nco, wrapping
- * around.  Callers make sure that nco < cap, so there is one.
+ * around.  Callers make sure that nco < cap, so there is one.  The original
+ * tests the slots one at a time, walking the whole array when the slots
+ * after nco are in use; we look at the rest of nco's word of S->used, then
+ * for the next word with room in it in S->full, 4096 slots per step.
  */
 static int first_free_slot(const struct schedule *S)
 {
-	int id = S->nco;
-	while (S->co[id] != NULL)
-		id = (id + 1) % S->cap;
-	return id;
+	size_t cap = (size_t)S->cap, nco = (size_t)S->nco;
+	size_t w = nco / 64;
+	uint64_t free = clear_bits(S->used, cap, w) & ~UINT64_C(0) << nco % 64;
+	if (free == 0) {
+		w = first_clear_bit(S->full, bitmap_words(cap), (w + 1) % bitmap_words(cap));
+		free = clear_bits(S->used, cap, w);
+	}
+	return (int)(w * 64) + __builtin_ctzll(free);
+}
+
+/* Puts C in the empty slot id, and keeps the bitmaps true. */
+static void take_slot(struct schedule *S, int id, struct coroutine *C)
+{
+	size_t i = (size_t)id, w = i / 64;
+	S->co[i] = C;
+	S->used[w] |= UINT64_C(1) << i % 64;
+	if (S->used[w] == ~UINT64_C(0))
+		S->full[w / 64] |= UINT64_C(1) << w % 64;
+}
+
+static void empty_slot(struct schedule *S, int id)
+{
+	size_t i = (size_t)id, w = i / 64;
+	S->co[i] = NULL;
+	S->used[w] &= ~(UINT64_C(1) << i % 64);
+	S->full[w / 64] &= ~(UINT64_C(1) << w % 64);
 }
 
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
@@ -371,7 +447,7 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 		free(C);
 		return -1;
 	}
-	S->co[id] = C;
+	take_slot(S, id, C);
 	++S->nco;
 	return id;
 }
@@ -456,7 +532,7 @@ void coroutine_resume(struct schedule *S, int id)
 	asan_back_in_main(S);
 	if (C->status == COROUTINE_DEAD) {
 		delete_coroutine(C);
-		S->co[id] = NULL;
+		empty_slot(S, id);
 		--S->nco;
 		S->owner = NULL;
 	}

@@ -23,24 +23,34 @@ struct task {
 	long yields;        /* written by the body: proves it ran */
 };
 
-/* The model of the slot array: the original's rule, written plainly. */
-static char model[1 << 20];
-static int model_cap = 16, model_nco;
+/* A model of a schedule's slots, the original's rule written plainly. */
+struct model {
+	char used[1 << 20];
+	int cap, nco;
+};
 
-static int model_new(void)
+static int model_new(struct model *m)
 {
 	int id;
-	if (model_nco >= model_cap) {
-		id = model_cap;
-		model_cap *= 2;
+	if (m->nco >= m->cap) {
+		id = m->cap;
+		m->cap *= 2;
 	} else {
-		for (id = model_nco; model[id]; id = (id + 1) % model_cap)
+		for (id = m->nco; m->used[id]; id = (id + 1) % m->cap)
 			;
 	}
-	model[id] = 1;
-	model_nco++;
+	m->used[id] = 1;
+	m->nco++;
 	return id;
 }
+
+static void model_end(struct model *m, int id)
+{
+	m->used[id] = 0;
+	m->nco--;
+}
+
+static struct model model = {{0}, 16, 0};
 
 static void failf(const char *what, int id)
 {
@@ -97,21 +107,51 @@ static void spawn(struct schedule *S, unsigned *seed)
 	t->rounds = (int)(next(seed) % 20);
 	t->yields = 0;
 	t->id = coroutine_new(S, body, t);
-	if (t->id != model_new())
+	if (t->id != model_new(&model))
 		failf("coroutine_new broke the original's id order", t->id);
 	if (tasks[t->id] != NULL)
 		failf("coroutine_new reused a live slot", t->id);
 	tasks[t->id] = t;
 }
 
+static void return_at_once(struct schedule *S, void *ud)
+{
+	(void)S, (void)ud;
+}
+
+/* Ids only, in a schedule big enough (up to 64K slots) for the slot search
+ * to span many words: random news and ends, each new checked. */
+static void check_ids(unsigned seed)
+{
+	static struct model m = {{0}, 16, 0};
+	struct schedule *S = coroutine_open();
+	for (long step = 0; step < STEPS; step++) {
+		/* Drift between nearly empty and nearly full. */
+		unsigned fill = step / 20000 % 2 ? 20 : 80;
+		if (next(&seed) % 100 < fill) {
+			int id = coroutine_new(S, return_at_once, NULL);
+			if (id != model_new(&m))
+				failf("coroutine_new broke the original's id order", id);
+		} else {
+			int id = (int)(next(&seed) % (unsigned)m.cap);
+			if (!m.used[id])
+				continue;
+			coroutine_resume(S, id); /* runs to its end */
+			model_end(&m, id);
+		}
+	}
+	coroutine_close(S);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned first = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1, seed = first;
+	check_ids(first);
 	struct schedule *S = coroutine_open();
 	for (int i = 0; i < LIVE; i++)
 		spawn(S, &seed);
 	for (long step = 0; step < STEPS; step++) {
-		int id = (int)(next(&seed) % (unsigned)model_cap);
+		int id = (int)(next(&seed) % (unsigned)model.cap);
 		struct task *t = tasks[id];
 		if (t == NULL)
 			continue;
@@ -122,8 +162,7 @@ int main(int argc, char **argv)
 		if (was == COROUTINE_SUSPEND && t->yields != before + 1)
 			failf("a resumed coroutine did not finish its round", id);
 		if (coroutine_status(S, id) == COROUTINE_DEAD) {
-			model[id] = 0;
-			model_nco--;
+			model_end(&model, id);
 			tasks[id] = NULL;
 			free(t);
 			spawn(S, &seed);
@@ -132,7 +171,7 @@ int main(int argc, char **argv)
 		}
 	}
 	coroutine_close(S);
-	for (int i = 0; i < model_cap; i++)
+	for (int i = 0; i < model.cap; i++)
 		free(tasks[i]);
 	printf("stress: %d steps, seed %u: ok\n", STEPS, first);
 	return 0;
