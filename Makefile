@@ -121,6 +121,53 @@ bench-ir: $(BENCH_BINS)
 bench-stress:
 	bench/stress.sh $(BACKENDS)
 
+# ---- cross-test: the demo and the suite on aarch64, under qemu-user --------
+# Needs g++-aarch64-linux-gnu, qemu-user and libcmocka-dev:arm64 (multiarch).
+CROSS     ?= aarch64-linux-gnu-
+CROSS_CC  ?= $(CROSS)gcc
+CROSS_CXX ?= $(CROSS)g++
+CROSS_AR  ?= $(CROSS)ar
+QEMU      ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+CROSS_DIRS := $(addprefix build/aarch64-,$(BACKENDS))
+
+.PHONY: cross-test
+build/aarch64-%/coroutine.o: coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CROSS_CXX) $(CPPFLAGS) $(DEFS_$*) $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
+
+build/aarch64-asm/asm_switch.o: asm_switch.S
+	@mkdir -p $(@D)
+	$(CROSS_CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+build/aarch64-ucontext/libcoroutine.a: build/aarch64-ucontext/coroutine.o
+build/aarch64-asm/libcoroutine.a: build/aarch64-asm/coroutine.o build/aarch64-asm/asm_switch.o
+build/aarch64-%/libcoroutine.a:
+	rm -f $@
+	$(CROSS_AR) rcs $@ $^
+
+build/aarch64-%/main: main.cpp coroutine.h build/aarch64-%/libcoroutine.a
+	$(CROSS_CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) $< build/aarch64-$*/libcoroutine.a -o $@
+
+build/aarch64-test/%.o: test/%.c coroutine.h $(wildcard test/*.h)
+	@mkdir -p $(@D)
+	$(CROSS_CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -I. -c $< -o $@
+
+build/aarch64-ucontext/test_%: build/aarch64-test/test_%.o build/aarch64-ucontext/libcoroutine.a
+	$(CROSS_CC) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+build/aarch64-asm/test_%: build/aarch64-test/test_%.o build/aarch64-asm/libcoroutine.a
+	$(CROSS_CC) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+# The demo's output must be byte-identical to the native ucontext demo's.
+build/main.out: build/ucontext/main
+	./$< > $@
+
+cross-test: build/main.out $(foreach d,$(CROSS_DIRS),$(d)/main $(addprefix $(d)/,$(TESTS)))
+	@for d in $(CROSS_DIRS); do echo "== $$d/main"; \
+		$(QEMU) $$d/main | cmp - build/main.out || exit 1; done
+	@for t in $(filter $(addsuffix /test_%,$(CROSS_DIRS)),$^); do echo "== $$t"; \
+		$(QEMU) $$t || exit 1; done
+
 help:
 	@echo "make            build the demo (main) and libcoroutine.a; ASM=1 for the assembly switch"
 	@echo "make run        build and run the demo"
@@ -130,4 +177,5 @@ help:
 	@echo "make bench      time both backends next to their floors: build/bench.csv, build/bench.png"
 	@echo "make bench-ir   instructions per operation of both backends, counted by callgrind"
 	@echo "make bench-stress  random-depth stress check, both compilers, -O0 and -O2, both backends"
+	@echo "make cross-test build the demo and the suite for aarch64 (both backends), run them under qemu"
 	@echo "make clean      remove everything built"

@@ -23,26 +23,27 @@
  * the compiler has already spilled what it needs.
  *
  * The resume address lives in the context, never only on the run stack.
- * coroutine_yield saves its live slice first and switches afterwards, so
- * the return address that the switch's own call writes lands below (or on
- * a slot already copied out of) the saved slice: the copy never holds it.
- * And while this coroutine is suspended another coroutine runs on the same
- * run stack and overwrites that memory.  For the same reason nothing is
- * pushed here: every saved word goes into the context.
+ * A yielding coroutine copies its live slice out first and calls the
+ * switch afterwards, so the return address that this call writes on the
+ * run stack is newer than the copy: the copy holds whatever that slot held
+ * before.  And while the coroutine is suspended another coroutine runs on
+ * the same run stack and overwrites that memory.  For the same reason
+ * nothing is pushed here: every saved word goes into the context.
  *
  * Unlike swapcontext(3), the signal mask is not switched: it stays one per
  * thread, shared by main and every coroutine.  That saves the
  * rt_sigprocmask system call that swapcontext makes on every switch.
  *
- * Floating point: the rounding mode and friends are callee-saved state (a
- * coroutine's fesetround must survive its yields and must not leak into
- * main), but the exception flags are not: they are sticky status bits
- * that the code reading them owns.  Reloading the control register is slow
- * (ldmxcsr and fldcw stall the FP pipeline, msr fpcr can serialize), and
- * the control bits almost never differ between two contexts, so the switch
- * compares the saved control bits with the current ones and reloads only
- * when they differ; an FP division that merely set a sticky flag costs
- * nothing.  When it does reload MXCSR it keeps the current status flags.
+ * Floating point: the control bits (rounding mode, flush-to-zero, trap
+ * masks) are callee-saved, so a coroutine's fesetround survives its yields
+ * and does not leak into main; the sticky exception flags are not, and
+ * stay as they are, per thread like the signal mask (swapcontext restores
+ * them too).  Reloading a control register is slow (ldmxcsr and fldcw
+ * stall the FP pipeline, msr fpcr can serialize) and the control bits
+ * almost never differ between two contexts, so the switch compares the
+ * control bits saved in *to with the current ones and reloads only when
+ * they differ: an FP division that merely set a sticky flag costs nothing.
+ * When it does reload MXCSR it keeps the current status flags.
  *
  * Visibility: both symbols are .hidden.  Hidden symbols still link between
  * the objects of one link (so a static libcoroutine.a works as usual), but
@@ -57,7 +58,10 @@
 #if defined(__x86_64__) && defined(__ELF__) && !defined(__ILP32__)
 /* ======================================================================
  * x86_64, System V ABI (ELF).  "System V Application Binary Interface,
- * AMD64 Architecture Processor Supplement", sections 3.2.1 and 3.2.3.
+ * AMD64 Architecture Processor Supplement", section 3.2 (Function Calling
+ * Sequence): Figure 3.4 lists the callee-saved registers, the MXCSR
+ * control bits and the x87 control word among them; rsp + 8 is a multiple
+ * of 16 on entry to a function.
  *
  * Context layout (CONTEXT_WORDS 9 in coroutine.cpp):
  *
@@ -104,7 +108,7 @@
 
 	.text
 
-/* Save the caller's callee-saved state in the context at \ctx. */
+/* ---- The save: the caller's callee-saved state into the context at \ctx */
 .macro SAVE_CALLER ctx
 	pop	%rax		/* the return address: where the caller resumes */
 	mov	%rbx, RBX(\ctx)
@@ -119,7 +123,8 @@
 	fnstcw	FCW(\ctx)
 .endm
 
-/* void coroutine_switch_context(context *from (rdi), const context *to (rsi)) */
+/* ---- The switch: the save, then the restore of *to
+ * void coroutine_switch_context(context *from (rdi), const context *to (rsi)) */
 	.globl	coroutine_switch_context
 	.hidden	coroutine_switch_context
 	.type	coroutine_switch_context, @function
@@ -161,6 +166,7 @@ coroutine_switch_context:
 	.size	coroutine_switch_context, .-coroutine_switch_context
 
 /*
+ * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (rdi), char *top (rsi),
  *                              void (*entry)(struct schedule *) (rdx),
  *                              struct schedule *S (rcx))
@@ -193,9 +199,10 @@ coroutine_start_context:
 #elif defined(__aarch64__) && defined(__ELF__) && !defined(__ILP32__)
 /* ======================================================================
  * aarch64, AAPCS64 (ELF).  "Procedure Call Standard for the Arm 64-bit
- * Architecture", sections 6.1.1 (x19-x29 and sp callee-saved, x30 the
- * link register), 6.1.2 (the low 64 bits of v8-v15, i.e. d8-d15,
- * callee-saved) and 6.4 (sp 16-byte aligned at all times).
+ * Architecture": x19-x29 and sp are callee-saved, x30 is the link
+ * register (the return address), the low 64 bits of v8-v15 (d8-d15) are
+ * callee-saved, FPCR's mode fields are preserved across calls, and sp is
+ * 16-byte aligned whenever it is used to access memory.
  *
  * Context layout (CONTEXT_WORDS 22 in coroutine.cpp):
  *
@@ -237,8 +244,8 @@ coroutine_start_context:
 
 	.text
 
-/* Save the caller's callee-saved state in the context at \ctx.
- * Leaves the current FPCR in x10. */
+/* ---- The save: the caller's callee-saved state into the context at \ctx,
+ * leaving the current FPCR in x10 for the restore to compare. */
 .macro SAVE_CALLER ctx
 	stp	x19, x20, [\ctx, #X19]
 	stp	x21, x22, [\ctx, #X21]
@@ -255,7 +262,8 @@ coroutine_start_context:
 	stp	x9, x10, [\ctx, #SP]
 .endm
 
-/* void coroutine_switch_context(context *from (x0), const context *to (x1)) */
+/* ---- The switch: the save, then the restore of *to
+ * void coroutine_switch_context(context *from (x0), const context *to (x1)) */
 	.globl	coroutine_switch_context
 	.hidden	coroutine_switch_context
 	.type	coroutine_switch_context, %function
@@ -287,6 +295,7 @@ coroutine_switch_context:
 	.size	coroutine_switch_context, .-coroutine_switch_context
 
 /*
+ * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (x0), char *top (x1),
  *                              void (*entry)(struct schedule *) (x2),
  *                              struct schedule *S (x3))
