@@ -4,6 +4,7 @@
 # that is not the operations (start-up, setup, teardown) cancels out.
 # Usage: bench-ir.sh BENCH_BINARY...   (build/<backend>/bench)
 set -eu
+command -v valgrind >/dev/null || { echo "bench-ir.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 K=20000
 # No "dirty": valgrind does not keep MXCSR's sticky flags, and the cost of a
 # dirty MXCSR is latency, not instructions.
