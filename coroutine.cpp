@@ -119,7 +119,8 @@ typedef ucontext_t context;
  * Its size matters: 100,000 suspended coroutines cost 100,000 of these
  * plus their saved slices.  So no field for the capacity of stack (malloc
  * knows it: malloc_usable_size), and an int for the size (the run stack
- * fits in an int): 104 bytes with the asm backend, a 112-byte malloc block.
+ * fits in an int): 104 bytes with the asm backend on x86_64, a 112-byte
+ * malloc block.
  */
 struct coroutine {
 	coroutine_func func;
