@@ -134,11 +134,14 @@ struct coroutine {
 	context ctx;
 };
 
+/* Levels of the tree of bitmaps of the slots in use: 64^6 is more slots
+ * than an int id can name. */
+#define SLOT_LEVELS 6
+
 struct schedule {
 	char *stack;                 /* lowest address of the run stack */
 	struct coroutine **co;       /* cap slots, nco of them in use */
-	uint64_t *used;              /* bit i (of used[i / 64]): co[i] is in use */
-	uint64_t *full;              /* bit w: all 64 slots of used[w] are in use */
+	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
 	int nco;
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
@@ -323,17 +326,34 @@ static size_t bitmap_words(size_t n)
 	return (n + 63) / 64;
 }
 
+/* Bits at level k of the slot tree of cap slots: one per word of level k - 1. */
+static size_t level_bits(size_t cap, int k)
+{
+	size_t bits = cap;
+	while (k-- > 0)
+		bits = bitmap_words(bits);
+	return bits;
+}
+
+static void free_slot_levels(struct schedule *S)
+{
+	for (int k = 0; k < SLOT_LEVELS; k++)
+		free(S->used[k]);
+}
+
 struct schedule *coroutine_open(void)
 {
 	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
 	if (S == NULL)
 		return NULL;
 	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
-	S->used = (uint64_t *)calloc(bitmap_words(DEFAULT_COROUTINE), sizeof *S->used);
-	S->full = (uint64_t *)calloc(1, sizeof *S->full);
-	if (S->co == NULL || S->used == NULL || S->full == NULL || !map_run_stack(S)) {
-		free(S->full);
-		free(S->used);
+	int ok = S->co != NULL;
+	for (int k = 0; k < SLOT_LEVELS; k++) {
+		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
+		ok = ok && S->used[k] != NULL;
+	}
+	if (!ok || !map_run_stack(S)) {
+		free_slot_levels(S);
 		free(S->co);
 		free(S);
 		return NULL;
@@ -353,8 +373,7 @@ void coroutine_close(struct schedule *S)
 			delete_coroutine(S->co[i]);
 	}
 	free(S->co);
-	free(S->used);
-	free(S->full);
+	free_slot_levels(S);
 	unmap_run_stack(S);
 	free(S);
 }
@@ -380,9 +399,9 @@ NOINLINE static int grow_slots(struct schedule *S)
 	if (co == NULL)
 		return -1;
 	S->co = co;
-	if (!grow_bitmap(&S->used, cap, 2 * cap) ||
-	    !grow_bitmap(&S->full, bitmap_words(cap), bitmap_words(2 * cap)))
-		return -1;
+	for (int k = 0; k < SLOT_LEVELS; k++)
+		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
+			return -1;
 	memset(co + cap, 0, cap * sizeof *co);
 	S->cap *= 2;
 	return (int)cap;
@@ -397,55 +416,79 @@ static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
 	return clear;
 }
 
-/* The first clear bit at or after bit `from` of n bits, wrapping around; a
- * word at a time.  There must be one. */
-NOINLINE static size_t first_clear_bit(const uint64_t *bits, size_t n, size_t from)
+/*
+ * The first empty slot at or after slot i, or cap when there is none.  Up
+ * the tree until a word has a clear bit at or after the bit we stand on
+ * (each step up skips the rest of a full word), then down along the first
+ * clear bits: a few steps, whatever the slots in use.
+ */
+static size_t next_free_slot(const struct schedule *S, size_t i)
 {
-	size_t words = bitmap_words(n), w = from / 64;
-	uint64_t clear = clear_bits(bits, n, w) & ~UINT64_C(0) << from % 64;
-	while (clear == 0) {
-		if (++w == words)
-			w = 0;
-		clear = clear_bits(bits, n, w);
+	size_t cap = (size_t)S->cap;
+	int k = 0;
+	for (;;) {
+		size_t bits = level_bits(cap, k);
+		if (i >= bits)
+			return cap;
+		uint64_t clear = clear_bits(S->used[k], bits, i / 64) & ~UINT64_C(0) << i % 64;
+		if (clear != 0) {
+			i = i / 64 * 64 + (size_t)__builtin_ctzll(clear);
+			break;
+		}
+		if (++k == SLOT_LEVELS)
+			return cap;
+		i = i / 64 + 1; /* the next word of the level below */
 	}
-	return w * 64 + (size_t)__builtin_ctzll(clear);
+	while (k-- > 0)
+		i = i * 64 + (size_t)__builtin_ctzll(clear_bits(S->used[k], level_bits(cap, k), i));
+	return i;
 }
 
 /*
  * The original's scan: the first empty slot at or after index nco, wrapping
  * around.  Callers make sure that nco < cap, so there is one.  The original
  * tests the slots one at a time, walking the whole array when the slots
- * after nco are in use; we look at the rest of nco's word of S->used, then
- * for the next word with room in it in S->full, 4096 slots per step.
+ * after nco are in use; the tree of bitmaps skips such stretches whole.
  */
 static int first_free_slot(const struct schedule *S)
 {
-	size_t cap = (size_t)S->cap, nco = (size_t)S->nco;
-	size_t w = nco / 64;
-	uint64_t free = clear_bits(S->used, cap, w) & ~UINT64_C(0) << nco % 64;
-	if (free == 0) {
-		w = first_clear_bit(S->full, bitmap_words(cap), (w + 1) % bitmap_words(cap));
-		free = clear_bits(S->used, cap, w);
-	}
-	return (int)(w * 64) + __builtin_ctzll(free);
+	size_t id = next_free_slot(S, (size_t)S->nco);
+	if (id == (size_t)S->cap)
+		id = next_free_slot(S, 0);
+	return (int)id;
 }
 
-/* Puts C in the empty slot id, and keeps the bitmaps true. */
+/*
+ * Puts C in the empty slot id.  The slots in use are kept in a tree of
+ * bitmaps: at level 0 a bit per slot, set while the slot is in use; at each
+ * level above, a bit per word of the level below, set while all its 64 bits
+ * are.  A bit that fills its word fills a bit of the level above.
+ */
 static void take_slot(struct schedule *S, int id, struct coroutine *C)
 {
-	size_t i = (size_t)id, w = i / 64;
-	S->co[i] = C;
-	S->used[w] |= UINT64_C(1) << i % 64;
-	if (S->used[w] == ~UINT64_C(0))
-		S->full[w / 64] |= UINT64_C(1) << w % 64;
+	S->co[id] = C;
+	size_t i = (size_t)id;
+	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
+		uint64_t *word = &S->used[k][i / 64];
+		*word |= UINT64_C(1) << i % 64;
+		if (*word != ~UINT64_C(0))
+			break;
+	}
 }
 
-static void empty_slot(struct schedule *S, int id)
+/* Empties slot id.  A bit cleared in a full word clears a bit above.  Out
+ * of line: inlined, it would cost coroutine_resume's common case a register. */
+NOINLINE static void empty_slot(struct schedule *S, int id)
 {
-	size_t i = (size_t)id, w = i / 64;
-	S->co[i] = NULL;
-	S->used[w] &= ~(UINT64_C(1) << i % 64);
-	S->full[w / 64] &= ~(UINT64_C(1) << w % 64);
+	S->co[id] = NULL;
+	size_t i = (size_t)id;
+	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
+		uint64_t *word = &S->used[k][i / 64];
+		int was_full = *word == ~UINT64_C(0);
+		*word &= ~(UINT64_C(1) << i % 64);
+		if (!was_full)
+			break;
+	}
 }
 
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
