@@ -284,6 +284,33 @@ matrix-std:
 	  $$cxx -std=$$std $$defs -fno-exceptions -fno-rtti $(WARN) -Werror -O2 -c coroutine.cpp -o /dev/null || exit 1; \
 	done; done; done
 
+# ---- Benchmarks ----------------------------------------------------------------
+# `make bench`: timings of both backends beside their floors (Boost.Context's
+# fcontext for a switch, two memcpy(N) for a copy), medians of repeats, in
+# build/bench.csv and, with gnuplot, build/bench.png.  `make bench-ir`:
+# instructions per operation, counted by callgrind.  Built with -O2 whatever
+# CXXFLAGS says.  Without libboost-context-dev the bench builds all the same,
+# without the fcontext floor (a compile-and-link test decides).
+BENCH_FCONTEXT_TEST = printf '\#include <boost/context/detail/fcontext.hpp>\nint main() { return boost::context::detail::make_fcontext(0, 0, 0) != 0; }\n' \
+	| $(CXX) -x c++ - -lboost_context -o /dev/null 2>/dev/null
+BENCH_FCONTEXT = $(shell $(BENCH_FCONTEXT_TEST) && echo 1 || echo 0)
+
+$(O)/bench: bench/bench.cpp coroutine.h $(O)/libcoroutine.a
+	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) -std=c++11 \
+		$(WARN) $(CXXFLAGS) -O2 $(LDFLAGS) $< $(O)/libcoroutine.a $(if $(filter 1,$(BENCH_FCONTEXT)),-lboost_context) -o $@
+
+.PHONY: bench bench-ir
+bench:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(B)/$$b/bench || exit 1; done
+	echo "backend,variant,n,unit,median,min,max,floor,floor_median,ratio" > $(B)/bench.csv
+	@for b in $(BACKENDS); do $(B)/$$b/bench $(B)/bench.csv || exit 1; done
+	@if command -v gnuplot >/dev/null; then gnuplot bench/plot.gp && echo "wrote $(B)/bench.csv, $(B)/bench.png"; \
+	else echo "wrote $(B)/bench.csv; no gnuplot, no $(B)/bench.png"; fi
+
+bench-ir:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(B)/$$b/bench || exit 1; done
+	bench/bench-ir.sh $(foreach b,$(BACKENDS),$(B)/$(b)/bench)
+
 clean:
 	rm -rf build main libcoroutine.a
 
@@ -303,4 +330,6 @@ help:
 	@echo "make fuzz         libFuzzer on random programs, SECONDS=60 per backend (needs clang)"
 	@echo "make matrix       -Werror builds and runs: g++/clang++ x -O0/-O2/-O3/-fstack-protector-all/"
 	@echo "                  Debian hardening, and coroutine.cpp alone as C++11..C++20"
+	@echo "make bench        time both backends beside their floors: build/bench.csv, build/bench.png"
+	@echo "make bench-ir     instructions per operation of both backends, counted by callgrind"
 	@echo "make clean        remove everything built"

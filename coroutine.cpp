@@ -15,6 +15,7 @@
 #include "coroutine.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,10 +71,15 @@ void coroutine_switch_context(context *from, const context *to);
 void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S);
 }
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
+#define LEAVE_CONTEXT(from, to) coroutine_switch_context(from, to)
 #else
 #include <ucontext.h>
 typedef ucontext_t context;
 #define SWITCH_CONTEXT(from, to) swapcontext(from, to)
+/* For a switch never to come back: setcontext only restores, where
+ * swapcontext would first save the whole FP environment (a tenth of the
+ * cost of creating, running and freeing a coroutine). */
+#define LEAVE_CONTEXT(from, to) ((void)(from), setcontext(to))
 #endif
 
 /* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
@@ -132,12 +138,18 @@ static thread_local volatile int asan_switching;
 
 /* ---- The two structures ------------------------------------------------ */
 
+/*
+ * Its size matters: 100,000 suspended coroutines cost 100,000 of these
+ * plus their saved slices.  So no field for the capacity of stack (malloc
+ * knows it: malloc_usable_size), and an int for the size (the run stack
+ * fits in an int): 104 bytes with the asm backend on x86_64, a 112-byte
+ * malloc block.
+ */
 struct coroutine {
 	coroutine_func func;
 	void *ud;
 	char *stack;     /* the saved live slice; grows, never shrinks */
-	ptrdiff_t cap;   /* bytes allocated at stack */
-	ptrdiff_t size;  /* bytes of the slice saved at stack */
+	int size;        /* bytes of the slice saved at stack */
 	int status;
 #if COROUTINE_ASAN
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
@@ -147,9 +159,14 @@ struct coroutine {
 	context ctx;
 };
 
+/* Levels of the tree of bitmaps of the slots in use: 64^6 is more slots
+ * than an int id can name. */
+#define SLOT_LEVELS 6
+
 struct schedule {
 	char *stack;                 /* lowest address of the run stack */
 	struct coroutine **co;       /* cap slots, nco of them in use */
+	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
 	int nco;
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
@@ -332,12 +349,20 @@ static void asan_free_shadow(struct coroutine *C)
 
 static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 {
-	struct coroutine *C = (struct coroutine *)calloc(1, sizeof *C);
+	/* malloc rather than calloc: glibc's calloc skips its per-thread cache,
+	 * and would clear the context that the first switch writes anyway
+	 * (almost 1 KiB of ucontext_t). */
+	struct coroutine *C = (struct coroutine *)malloc(sizeof *C);
 	if (C == NULL)
 		return NULL;
 	C->func = func;
 	C->ud = ud;
+	C->stack = NULL;
+	C->size = 0;
 	C->status = COROUTINE_READY;
+#if COROUTINE_ASAN
+	C->fake_stack = NULL;
+#endif
 	return C;
 }
 
@@ -375,13 +400,40 @@ static void unmap_run_stack(struct schedule *S)
 	munmap(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 }
 
+/* Words of a bitmap of n bits. */
+static size_t bitmap_words(size_t n)
+{
+	return (n + 63) / 64;
+}
+
+/* Bits at level k of the slot tree of cap slots: one per word of level k - 1. */
+static size_t level_bits(size_t cap, int k)
+{
+	size_t bits = cap;
+	while (k-- > 0)
+		bits = bitmap_words(bits);
+	return bits;
+}
+
+static void free_slot_levels(struct schedule *S)
+{
+	for (int k = 0; k < SLOT_LEVELS; k++)
+		free(S->used[k]);
+}
+
 struct schedule *coroutine_open(void)
 {
 	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
 	if (S == NULL)
 		return NULL;
 	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
-	if (S->co == NULL || !map_run_stack(S)) {
+	int ok = S->co != NULL;
+	for (int k = 0; k < SLOT_LEVELS; k++) {
+		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
+		ok = ok && S->used[k] != NULL;
+	}
+	if (!ok || !map_run_stack(S)) {
+		free_slot_levels(S);
 		free(S->co);
 		free(S);
 		return NULL;
@@ -401,12 +453,24 @@ void coroutine_close(struct schedule *S)
 			delete_coroutine(S->co[i]);
 	}
 	free(S->co);
+	free_slot_levels(S);
 	unmap_run_stack(S);
 	free(S);
 }
 
+/* Makes *bits hold n bits, of which the new ones are clear; 0 when out of memory. */
+static int grow_bitmap(uint64_t **bits, size_t old_n, size_t n)
+{
+	uint64_t *grown = (uint64_t *)realloc(*bits, bitmap_words(n) * sizeof *grown);
+	if (grown == NULL)
+		return 0;
+	memset(grown + bitmap_words(old_n), 0, (bitmap_words(n) - bitmap_words(old_n)) * sizeof *grown);
+	*bits = grown;
+	return 1;
+}
+
 /* Doubles the slot array; the first new slot is the new id, or -1. */
-static int grow_slots(struct schedule *S)
+NOINLINE static int grow_slots(struct schedule *S)
 {
 	if (S->cap > INT_MAX / 2)
 		return -1;
@@ -414,22 +478,97 @@ static int grow_slots(struct schedule *S)
 	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
 	if (co == NULL)
 		return -1;
-	memset(co + cap, 0, cap * sizeof *co);
 	S->co = co;
+	for (int k = 0; k < SLOT_LEVELS; k++)
+		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
+			return -1;
+	memset(co + cap, 0, cap * sizeof *co);
 	S->cap *= 2;
 	return (int)cap;
 }
 
+/* The clear bits of word w of a bitmap of n bits. */
+static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
+{
+	uint64_t clear = ~bits[w];
+	if (n < 64) /* a single, partial word: the bits past n stand for nothing */
+		clear &= (UINT64_C(1) << n) - 1;
+	return clear;
+}
+
+/*
+ * The first empty slot at or after slot i, or cap when there is none.  Up
+ * the tree until a word has a clear bit at or after the bit we stand on
+ * (each step up skips the rest of a full word), then down along the first
+ * clear bits: a few steps, whatever the slots in use.
+ */
+static size_t next_free_slot(const struct schedule *S, size_t i)
+{
+	size_t cap = (size_t)S->cap;
+	int k = 0;
+	for (;;) {
+		size_t bits = level_bits(cap, k);
+		if (i >= bits)
+			return cap;
+		uint64_t clear = clear_bits(S->used[k], bits, i / 64) & ~UINT64_C(0) << i % 64;
+		if (clear != 0) {
+			i = i / 64 * 64 + (size_t)__builtin_ctzll(clear);
+			break;
+		}
+		if (++k == SLOT_LEVELS)
+			return cap;
+		i = i / 64 + 1; /* the next word of the level below */
+	}
+	while (k-- > 0)
+		i = i * 64 + (size_t)__builtin_ctzll(clear_bits(S->used[k], level_bits(cap, k), i));
+	return i;
+}
+
 /*
  * The original's scan: the first empty slot at or after index nco, wrapping
- * around.  Callers make sure that nco < cap, so there is one.
+ * around.  Callers make sure that nco < cap, so there is one.  The original
+ * tests the slots one at a time, walking the whole array when the slots
+ * after nco are in use; the tree of bitmaps skips such stretches whole.
  */
 static int first_free_slot(const struct schedule *S)
 {
-	int id = S->nco;
-	while (S->co[id] != NULL)
-		id = (id + 1) % S->cap;
-	return id;
+	size_t id = next_free_slot(S, (size_t)S->nco);
+	if (id == (size_t)S->cap)
+		id = next_free_slot(S, 0);
+	return (int)id;
+}
+
+/*
+ * Puts C in the empty slot id.  The slots in use are kept in a tree of
+ * bitmaps: at level 0 a bit per slot, set while the slot is in use; at each
+ * level above, a bit per word of the level below, set while all its 64 bits
+ * are.  A bit that fills its word fills a bit of the level above.
+ */
+static void take_slot(struct schedule *S, int id, struct coroutine *C)
+{
+	S->co[id] = C;
+	size_t i = (size_t)id;
+	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
+		uint64_t *word = &S->used[k][i / 64];
+		*word |= UINT64_C(1) << i % 64;
+		if (*word != ~UINT64_C(0))
+			break;
+	}
+}
+
+/* Empties slot id.  A bit cleared in a full word clears a bit above.  Out
+ * of line: inlined, it would cost coroutine_resume's common case a register. */
+NOINLINE static void empty_slot(struct schedule *S, int id)
+{
+	S->co[id] = NULL;
+	size_t i = (size_t)id;
+	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
+		uint64_t *word = &S->used[k][i / 64];
+		int was_full = *word == ~UINT64_C(0);
+		*word &= ~(UINT64_C(1) << i % 64);
+		if (!was_full)
+			break;
+	}
 }
 
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
@@ -445,7 +584,7 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 		free(C);
 		return -1;
 	}
-	S->co[id] = C;
+	take_slot(S, id, C);
 	++S->nco;
 	return id;
 }
@@ -461,10 +600,13 @@ static void run_coroutine(struct schedule *S)
 	asan_enter_coroutine(S, NULL);
 	struct coroutine *C = S->co[S->running];
 	C->func(S, C->ud);
+	/* Looked up again rather than kept across the call: this frame is at
+	 * the top of every saved slice, and a register kept is 8 bytes more. */
+	C = S->co[S->running];
 	C->status = COROUTINE_DEAD;
 	S->running = -1;
 	asan_leave_coroutine(S, NULL);
-	SWITCH_CONTEXT(&C->ctx, &S->main);
+	LEAVE_CONTEXT(&C->ctx, &S->main);
 }
 
 #if COROUTINE_ASM
@@ -528,13 +670,23 @@ void coroutine_resume(struct schedule *S, int id)
 	asan_back_in_main(S);
 	if (C->status == COROUTINE_DEAD) {
 		delete_coroutine(C);
-		S->co[id] = NULL;
+		empty_slot(S, id);
 		--S->nco;
 		S->owner = NULL;
 	}
 }
 
 /* ---- Yielding -------------------------------------------------------------- */
+
+/* Out of the way of the common case, where the slice fits where it was. */
+NOINLINE static void grow_saved_stack(struct coroutine *C, size_t size)
+{
+	char *stack = (char *)malloc(size);
+	if (stack == NULL)
+		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+	free(C->stack);
+	C->stack = stack;
+}
 
 /* The stack pointer must not pass through an integer the compiler can trace
  * back to dummy: it would then be free to assume we read one byte only. */
@@ -544,26 +696,17 @@ static char *launder(char *p)
 	return p;
 }
 
-static void reserve_saved_stack(struct coroutine *C, ptrdiff_t size)
-{
-	if (C->cap >= size)
-		return;
-	char *stack = (char *)malloc((size_t)size);
-	if (stack == NULL)
-		fail("coroutine_yield: out of memory saving %td bytes of stack", size);
-	free(C->stack);
-	C->stack = stack;
-	C->cap = size;
-}
-
 /*
  * The dummy trick.  dummy is a local of this function, so its address lies
  * below every frame of the coroutine that called us: [&dummy, top) is the
  * whole of the coroutine's live stack, and copying it saves the coroutine.
  * The function must not be inlined, or dummy would sit somewhere inside its
  * caller's frame and the part of that frame below it would not be saved.
+ *
+ * It returns &C->ctx, where the switch is to save the registers, so that
+ * only S lives across the call in suspend, whose frame is in every slice.
  */
-NOINLINE NO_ASAN static void save_stack(struct schedule *S, struct coroutine *C)
+NOINLINE NO_ASAN static context *save_stack(struct schedule *S, struct coroutine *C)
 {
 	char dummy = 0;
 	char *bottom = launder(&dummy);
@@ -572,10 +715,14 @@ NOINLINE NO_ASAN static void save_stack(struct schedule *S, struct coroutine *C)
 		fail("coroutine_yield: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
 		     top - bottom, STACK_SIZE);
-	reserve_saved_stack(C, top - bottom);
-	C->size = top - bottom;
-	copy_stack(C->stack, bottom, (size_t)C->size);
+	size_t size = (size_t)(top - bottom);
+	/* Only a slice larger than the last can need a larger buffer. */
+	if (size > (size_t)C->size && (C->stack == NULL || malloc_usable_size(C->stack) < size))
+		grow_saved_stack(C, size);
+	C->size = (int)size;
+	copy_stack(C->stack, bottom, size);
 	asan_save_shadow(S, C);
+	return &C->ctx;
 }
 
 /*
@@ -585,16 +732,19 @@ NOINLINE NO_ASAN static void save_stack(struct schedule *S, struct coroutine *C)
  * the slice wherever the compiler put them.  Between the save and the switch
  * this function only computes arguments; after the switch it only returns,
  * reading what its prologue wrote before the save.  The switch's own return
- * address is pushed below the slice and is lost: which is why the resume
- * address must be kept in the context (ucontext_t, or asm_switch.S's context),
- * never only on the run stack.  It must not be inlined, or its caller's code
- * after the switch could depend on stores made after the save.
+ * address (when the compiler calls the switch rather than jumping to it) is
+ * written after the save, into save_stack's dead frame: the saved copy does
+ * not have it, and another coroutine overwrites it while this one is
+ * suspended.  That is why the resume address must be kept in the context
+ * (ucontext_t, or asm_switch.S's context), never only on the run stack.  It
+ * must not be inlined, or its caller's code after the switch could depend on
+ * stores made after the save.
  */
 NOINLINE static void suspend(struct schedule *S, struct coroutine *C)
 {
-	save_stack(S, C);
+	context *saved = save_stack(S, C);
 	asan_leave_coroutine(S, C);
-	SWITCH_CONTEXT(&C->ctx, &S->main);
+	SWITCH_CONTEXT(saved, &S->main);
 }
 
 void coroutine_yield(struct schedule *S)

@@ -1,0 +1,449 @@
+/*
+ * bench.cpp - how fast and how small the library is, next to the floors
+ * that bound it.
+ *
+ * One binary per backend (it links build/<backend>/libcoroutine.a).  Every
+ * variant below is measured REPEATS times, the variants interleaved within
+ * each repeat so that a noisy moment of the machine spreads over all of
+ * them; each result is the median with the min-max of its repeats, printed
+ * with its ratio to its floor:
+ *
+ *   round trip       = one coroutine_resume plus the coroutine's yield;
+ *                      floor: a Boost.Context fcontext round trip (the cost
+ *                      of the switch alone), when libboost-context-dev is there
+ *   N bytes held     = round trip of 4 coroutines that each hold N bytes of
+ *                      live stack; floor: fcontext + two memcpy(N)
+ *   dirty MXCSR      = 1 coroutine after an FP division left a sticky flag in
+ *                      main's MXCSR; floor: the clean round trip
+ *   create+run+free  = coroutine_new + one resume of a body that returns;
+ *                      floor: a malloc/free pair + the clean round trip
+ *   heap/suspended   = heap bytes per suspended shallow coroutine, 100,000
+ *                      of them; measured as the delta of mallinfo2()'s
+ *                      uordblks + hblkhd, i.e. the chunks malloc handed out,
+ *                      its per-block header and rounding included
+ *   new, fragmented  = coroutine_new into 1M slots whose lower half is empty
+ *                      and upper half alive (where the original's scan from
+ *                      nco walks half the array); floor: coroutine_new into a
+ *                      fresh schedule
+ *
+ * Usage:  bench [CSV]           run everything, print the table, append to CSV
+ *         bench once NAME COUNT run variant NAME once, COUNT operations, and
+ *                               print its figure (bench-ir.sh runs this
+ *                               under callgrind)
+ */
+#include "coroutine.h"
+
+#include <alloca.h>
+#include <fenv.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#ifndef BENCH_BACKEND
+#define BENCH_BACKEND "unknown"
+#endif
+#ifndef BENCH_HAVE_FCONTEXT
+#define BENCH_HAVE_FCONTEXT 0
+#endif
+#if BENCH_HAVE_FCONTEXT
+#include <boost/context/detail/fcontext.hpp>
+#endif
+
+static const int REPEATS = 7;
+static const double SAMPLE_NS = 5e6;     /* calibrate each sample to >= 5 ms */
+static const long SUSPENDED = 100000;    /* coroutines for the heap figure */
+static const int FRAGMENTED_SLOTS = 1 << 20;
+
+/* ---- Helpers -------------------------------------------------------------- */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Makes the compiler believe that *p is read and written here, so that the
+ * work done on it cannot be optimised away. */
+static void touch(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+static void expect(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "bench: %s\n", what);
+		exit(1);
+	}
+}
+
+/* ---- Coroutine bodies --------------------------------------------------- */
+
+static void yield_forever(struct schedule *S, void *)
+{
+	for (;;)
+		coroutine_yield(S);
+}
+
+/* Keeps *(size_t *)ud bytes of its own stack live across every yield. */
+static void hold_stack(struct schedule *S, void *ud)
+{
+	size_t n = *(size_t *)ud;
+	char *held = (char *)alloca(n);
+	memset(held, 1, n);
+	for (;;) {
+		touch(held);
+		coroutine_yield(S);
+	}
+}
+
+static void return_at_once(struct schedule *, void *)
+{
+}
+
+/* ---- The variants: each returns the ns taken by `count` operations ------ */
+
+/*
+ * Round trips through ncos coroutines resumed round-robin, each holding n
+ * bytes of stack (none when n is 0).  The coroutines are started before the
+ * clock starts: the first entry is create+run's business.
+ */
+static double round_trips(int ncos, size_t n, bool dirty_mxcsr, long count)
+{
+	feclearexcept(FE_ALL_EXCEPT);
+	struct schedule *S = coroutine_open();
+	expect(S != NULL, "coroutine_open failed");
+	for (int i = 0; i < ncos; i++) {
+		int id = coroutine_new(S, n ? hold_stack : yield_forever, &n);
+		expect(id == i, "coroutine_new returned an unexpected id");
+		coroutine_resume(S, id);
+	}
+	if (dirty_mxcsr) {
+		/* 1/3 is inexact: the sticky PE flag stays set in main's MXCSR, while
+		 * the coroutines saved theirs clean. */
+		volatile double one = 1.0, three = 3.0;
+		volatile double third = one / three;
+		(void)third;
+		expect(fetestexcept(FE_INEXACT), "the division left MXCSR clean");
+	}
+	int id = 0;
+	double start = now_ns();
+	for (long i = 0; i < count; i++) {
+		coroutine_resume(S, id);
+		if (++id == ncos)
+			id = 0;
+	}
+	double elapsed = now_ns() - start;
+	coroutine_close(S);
+	feclearexcept(FE_ALL_EXCEPT);
+	return elapsed;
+}
+
+static double one_coroutine(long count, size_t) { return round_trips(1, 0, false, count); }
+static double four_coroutines(long count, size_t) { return round_trips(4, 0, false, count); }
+static double four_holding(long count, size_t n) { return round_trips(4, n, false, count); }
+static double dirty_mxcsr(long count, size_t) { return round_trips(1, 0, true, count); }
+
+static double create_run_free(long count, size_t)
+{
+	struct schedule *S = coroutine_open();
+	expect(S != NULL, "coroutine_open failed");
+	double start = now_ns();
+	for (long i = 0; i < count; i++)
+		coroutine_resume(S, coroutine_new(S, return_at_once, NULL));
+	double elapsed = now_ns() - start;
+	coroutine_close(S);
+	return elapsed;
+}
+
+/* Not a time: heap bytes per suspended coroutine (count is ignored). */
+static double heap_per_suspended(long, size_t)
+{
+	struct schedule *S = coroutine_open();
+	expect(S != NULL, "coroutine_open failed");
+	size_t before = heap_in_use();
+	for (long i = 0; i < SUSPENDED; i++) {
+		int id = coroutine_new(S, yield_forever, NULL);
+		expect(id >= 0, "coroutine_new failed");
+		coroutine_resume(S, id);
+	}
+	double per = (double)(heap_in_use() - before) / SUSPENDED;
+	coroutine_close(S);
+	return per;
+}
+
+/* count coroutine_new calls into S, timed; then ends them, untimed. */
+static double timed_news(struct schedule *S, long count, bool check_ids)
+{
+	std::vector<int> ids((size_t)count);
+	double start = now_ns();
+	for (long i = 0; i < count; i++)
+		ids[(size_t)i] = coroutine_new(S, return_at_once, NULL);
+	double elapsed = now_ns() - start;
+	for (long i = 0; i < count; i++) {
+		/* In the fragmented schedule the original's scan from nco wraps
+		 * past the live upper half to the lowest empty slot, every time. */
+		expect(!check_ids || ids[(size_t)i] == i, "fragmented ids differ from the original's");
+		coroutine_resume(S, ids[(size_t)i]);
+	}
+	return elapsed;
+}
+
+/* 1M slots: the lower half empty, the upper half alive (never started). */
+static struct schedule *fragmented_schedule(void)
+{
+	static struct schedule *S;
+	if (S != NULL)
+		return S;
+	S = coroutine_open();
+	expect(S != NULL, "coroutine_open failed");
+	for (int i = 0; i < FRAGMENTED_SLOTS; i++) {
+		int id = coroutine_new(S, i < FRAGMENTED_SLOTS / 2 ? return_at_once : yield_forever, NULL);
+		expect(id == i, "coroutine_new returned an unexpected id");
+	}
+	for (int i = 0; i < FRAGMENTED_SLOTS / 2; i++)
+		coroutine_resume(S, i);
+	return S;
+}
+
+static double new_fragmented(long count, size_t)
+{
+	return timed_news(fragmented_schedule(), count, true);
+}
+
+static double new_fresh(long count, size_t)
+{
+	struct schedule *S = coroutine_open();
+	expect(S != NULL, "coroutine_open failed");
+	double elapsed = timed_news(S, count, false);
+	coroutine_close(S);
+	return elapsed;
+}
+
+/* ---- The floors ------------------------------------------------------------ */
+
+static double malloc_free(long count, size_t)
+{
+	double start = now_ns();
+	for (long i = 0; i < count; i++) {
+		void *p = malloc(128);
+		touch(p);
+		free(p);
+	}
+	return now_ns() - start;
+}
+
+/*
+ * What the library's copies cost at the least: the yielding coroutine's n
+ * bytes out to its buffer, the next one's n bytes back in from another (4
+ * buffers, as 4 coroutines have).
+ */
+static double two_memcpys(long count, size_t n)
+{
+	char *stack = (char *)malloc(n);
+	char *saved[4];
+	for (int i = 0; i < 4; i++)
+		saved[i] = (char *)calloc(1, n);
+	memset(stack, 1, n);
+	int k = 0;
+	double start = now_ns();
+	for (long i = 0; i < count; i++) {
+		memcpy(saved[k], stack, n);
+		k = (k + 1) & 3;
+		memcpy(stack, saved[k], n);
+		touch(stack);
+	}
+	double elapsed = now_ns() - start;
+	for (int i = 0; i < 4; i++)
+		free(saved[i]);
+	free(stack);
+	return elapsed;
+}
+
+#if BENCH_HAVE_FCONTEXT
+namespace fctx = boost::context::detail;
+
+static void fcontext_pong(fctx::transfer_t t)
+{
+	for (;;)
+		t = fctx::jump_fcontext(t.fctx, NULL);
+}
+
+static double fcontext_round_trips(long count, size_t)
+{
+	const size_t size = 64 * 1024;
+	char *stack = (char *)malloc(size);
+	fctx::fcontext_t pong = fctx::make_fcontext(stack + size, size, fcontext_pong);
+	pong = fctx::jump_fcontext(pong, NULL).fctx;
+	double start = now_ns();
+	for (long i = 0; i < count; i++)
+		pong = fctx::jump_fcontext(pong, NULL).fctx;
+	double elapsed = now_ns() - start;
+	free(stack);
+	return elapsed;
+}
+#endif
+
+/* ---- The table ------------------------------------------------------------- */
+
+struct variant {
+	const char *name;       /* for `bench once NAME` and the CSV */
+	const char *label;
+	size_t n;               /* live stack bytes held, or 0 */
+	double (*run)(long count, size_t n);
+	long max_count;         /* calibration stops here */
+	const char *floor[2];   /* names of the variants whose sum is the floor */
+	bool is_floor;
+	std::vector<double> samples; /* per operation */
+	long count;
+};
+
+#define HOLDING(name, n) \
+	{name, "4 co, N bytes held", n, four_holding, 1L << 30, {"fcontext", "memcpy" #n}, false, {}, 0}, \
+	{"memcpy" #n, "two memcpy(N)", n, two_memcpys, 1L << 30, {NULL, NULL}, true, {}, 0}
+
+static std::vector<variant> variants = {
+#if BENCH_HAVE_FCONTEXT
+	{"fcontext", "fcontext round trip", 0, fcontext_round_trips, 1L << 30, {NULL, NULL}, true, {}, 0},
+#endif
+	{"malloc_free", "malloc/free pair", 0, malloc_free, 1L << 30, {NULL, NULL}, true, {}, 0},
+	{"new_fresh", "coroutine_new, fresh", 0, new_fresh, 1L << 18, {NULL, NULL}, true, {}, 0},
+	{"rt1", "1 co round trip", 0, one_coroutine, 1L << 30, {"fcontext", NULL}, false, {}, 0},
+	{"rt4", "4 co round trip", 0, four_coroutines, 1L << 30, {"fcontext", NULL}, false, {}, 0},
+	HOLDING("stack256", 256),
+	HOLDING("stack1024", 1024),
+	HOLDING("stack4096", 4096),
+	HOLDING("stack16384", 16384),
+	HOLDING("stack65536", 65536),
+	{"dirty", "1 co, dirty MXCSR", 0, dirty_mxcsr, 1L << 30, {"rt1", NULL}, false, {}, 0},
+	{"create", "create+run+free", 0, create_run_free, 1L << 30, {"malloc_free", "rt1"}, false, {}, 0},
+	{"heap", "heap B/suspended", 0, heap_per_suspended, 1, {NULL, NULL}, false, {}, 0},
+	{"new_frag", "coroutine_new, fragmented", 0, new_fragmented, 1L << 18, {"new_fresh", NULL}, false, {}, 0},
+};
+
+static variant *find(const char *name)
+{
+	for (variant &v : variants)
+		if (strcmp(v.name, name) == 0)
+			return &v;
+	return NULL;
+}
+
+static bool is_time(const variant &v)
+{
+	return v.run != heap_per_suspended;
+}
+
+/* Doubles the count until one sample takes SAMPLE_NS. */
+static void calibrate(variant &v)
+{
+	v.count = 1;
+	while (v.count < v.max_count && v.run(v.count, v.n) < SAMPLE_NS)
+		v.count *= 2;
+}
+
+static void sample(variant &v)
+{
+	double r = v.run(v.count, v.n);
+	v.samples.push_back(is_time(v) ? r / v.count : r);
+}
+
+static double median(const variant &v)
+{
+	std::vector<double> s = v.samples;
+	std::sort(s.begin(), s.end());
+	return s[s.size() / 2];
+}
+
+/* The floor's median, or a negative number when a part of it was not built. */
+static double floor_of(const variant &v)
+{
+	if (v.floor[0] == NULL)
+		return -1;
+	double sum = 0;
+	for (const char *name : v.floor) {
+		if (name == NULL)
+			continue;
+		const variant *f = find(name);
+		if (f == NULL)
+			return -1;
+		sum += median(*f);
+	}
+	return sum;
+}
+
+static void floor_name(const variant &v, char *buf, size_t size)
+{
+	const char *second = v.floor[1] ? v.floor[1] : "";
+	snprintf(buf, size, "%s%s%s", v.floor[0] ? v.floor[0] : "-", v.floor[1] ? "+" : "", second);
+}
+
+static void report(FILE *csv)
+{
+	printf("backend %s, %d repeats, median [min-max]%s\n", BENCH_BACKEND, REPEATS,
+	       BENCH_HAVE_FCONTEXT ? "" : "; no fcontext floor (libboost-context-dev not found)");
+	printf("%-26s %6s %30s   %-20s %10s %7s\n", "variant", "N", "ns (B for heap)", "floor", "floor ns", "ratio");
+	for (const variant &v : variants) {
+		std::vector<double> s = v.samples;
+		std::sort(s.begin(), s.end());
+		double med = median(v), fl = floor_of(v);
+		char name[64], range[64];
+		floor_name(v, name, sizeof name);
+		snprintf(range, sizeof range, "%.1f [%.1f-%.1f]", med, s.front(), s.back());
+		printf("%-26s %6zu %30s   %-20s", v.label, v.n, range, name);
+		if (fl > 0)
+			printf(" %10.1f %7.2f\n", fl, med / fl);
+		else
+			printf(" %10s %7s\n", "-", "-");
+		if (csv)
+			fprintf(csv, "%s,%s,%zu,%s,%.2f,%.2f,%.2f,%s,%.2f,%.3f\n", BENCH_BACKEND, v.name, v.n,
+				is_time(v) ? "ns" : "bytes", med, s.front(), s.back(), name,
+				fl > 0 ? fl : 0.0, fl > 0 ? med / fl : 0.0);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "once") == 0) {
+		variant *v = find(argv[2]);
+		expect(v != NULL, "no such variant");
+		v->count = atol(argv[3]);
+		sample(*v);
+		printf("%s: %.1f %s\n", v->name, v->samples[0], is_time(*v) ? "ns" : "bytes");
+		return 0;
+	}
+	if (argc > 2) {
+		fprintf(stderr, "usage: bench [CSV] | bench once NAME COUNT\n");
+		return 2;
+	}
+	FILE *csv = NULL;
+	if (argc == 2) {
+		csv = fopen(argv[1], "a");
+		expect(csv != NULL, "cannot open the CSV file");
+	}
+	fprintf(stderr, "bench %s: calibrating", BENCH_BACKEND);
+	for (variant &v : variants)
+		calibrate(v);
+	for (int r = 0; r < REPEATS; r++) {
+		fprintf(stderr, " %d", r + 1);
+		for (variant &v : variants)
+			sample(v);
+	}
+	fprintf(stderr, "\n");
+	report(csv);
+	if (csv)
+		fclose(csv);
+	return 0;
+}
