@@ -362,6 +362,8 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->status = COROUTINE_READY;
 #if COROUTINE_ASAN
 	C->fake_stack = NULL;
+	C->shadow = NULL;
+	C->shadow_cap = 0;
 #endif
 	return C;
 }
