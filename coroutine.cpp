@@ -153,8 +153,7 @@ struct coroutine {
 	int status;
 #if COROUTINE_ASAN
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
-	unsigned char *shadow; /* ASan's shadow of the saved slice */
-	size_t shadow_cap;     /* bytes allocated at shadow */
+	char *shadow;     /* ASan's shadow of the saved slice; grows too */
 #endif
 	context ctx;
 };
@@ -291,13 +290,35 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 #endif
 }
 
+/* ---- The buffers a yield saves into: they grow, never shrink ------------ */
+
+/* malloc knows how large a buffer is: no capacity field to keep. */
+static int buffer_holds(const char *buffer, size_t size)
+{
+	return buffer != NULL && malloc_usable_size((void *)buffer) >= size;
+}
+
+/* Out of the way of the common case, where the slice fits where it was.
+ * The old contents are not kept: the caller overwrites them all. */
+NOINLINE static void grow_buffer(char **buffer, size_t size, const char *what)
+{
+	char *grown = (char *)malloc(size);
+	if (grown == NULL)
+		fail("coroutine_yield: out of memory saving %zu bytes of %s", size, what);
+	free(*buffer);
+	*buffer = grown;
+}
+
 #if COROUTINE_ASAN
-/* ASan's shadow byte of p: one byte describes 8 bytes (1 << scale). */
-static unsigned char *shadow_of(const char *p)
+/* ASan's shadow of the live slice of C: one byte describes 8 (1 << scale). */
+static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 {
 	size_t scale, offset;
 	__asan_get_shadow_mapping(&scale, &offset);
-	return (unsigned char *)(((uintptr_t)p >> scale) + offset);
+	uintptr_t top = (uintptr_t)(S->stack + STACK_SIZE);
+	uintptr_t bottom = top - (uintptr_t)C->size;
+	*n = (top >> scale) - (bottom >> scale);
+	return (char *)((bottom >> scale) + offset);
 }
 #endif
 
@@ -310,16 +331,11 @@ static unsigned char *shadow_of(const char *p)
 NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
 {
 #if COROUTINE_ASAN
-	const unsigned char *from = shadow_of(S->stack + STACK_SIZE - C->size);
-	size_t n = (size_t)(shadow_of(S->stack + STACK_SIZE) - from);
-	if (C->shadow_cap < n) {
-		free(C->shadow);
-		C->shadow = (unsigned char *)malloc(n);
-		if (C->shadow == NULL)
-			fail("coroutine_yield: out of memory saving %zu bytes of ASan shadow", n);
-		C->shadow_cap = n;
-	}
-	copy_stack((char *)C->shadow, (const char *)from, n);
+	size_t n;
+	const char *from = slice_shadow(S, C, &n);
+	if (!buffer_holds(C->shadow, n))
+		grow_buffer(&C->shadow, n, "ASan shadow");
+	copy_stack(C->shadow, from, n);
 #else
 	(void)S, (void)C;
 #endif
@@ -328,9 +344,9 @@ NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
 NO_ASAN static void asan_restore_shadow(struct schedule *S, struct coroutine *C)
 {
 #if COROUTINE_ASAN
-	unsigned char *to = shadow_of(S->stack + STACK_SIZE - C->size);
-	size_t n = (size_t)(shadow_of(S->stack + STACK_SIZE) - to);
-	copy_stack((char *)to, (const char *)C->shadow, n);
+	size_t n;
+	char *to = slice_shadow(S, C, &n);
+	copy_stack(to, C->shadow, n);
 #else
 	(void)S, (void)C;
 #endif
@@ -363,7 +379,6 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 #if COROUTINE_ASAN
 	C->fake_stack = NULL;
 	C->shadow = NULL;
-	C->shadow_cap = 0;
 #endif
 	return C;
 }
@@ -680,16 +695,6 @@ void coroutine_resume(struct schedule *S, int id)
 
 /* ---- Yielding -------------------------------------------------------------- */
 
-/* Out of the way of the common case, where the slice fits where it was. */
-NOINLINE static void grow_saved_stack(struct coroutine *C, size_t size)
-{
-	char *stack = (char *)malloc(size);
-	if (stack == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
-	free(C->stack);
-	C->stack = stack;
-}
-
 /* The stack pointer must not pass through an integer the compiler can trace
  * back to dummy: it would then be free to assume we read one byte only. */
 static char *launder(char *p)
@@ -719,8 +724,8 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, struct coroutine
 		     top - bottom, STACK_SIZE);
 	size_t size = (size_t)(top - bottom);
 	/* Only a slice larger than the last can need a larger buffer. */
-	if (size > (size_t)C->size && (C->stack == NULL || malloc_usable_size(C->stack) < size))
-		grow_saved_stack(C, size);
+	if (size > (size_t)C->size && !buffer_holds(C->stack, size))
+		grow_buffer(&C->stack, size, "stack");
 	C->size = (int)size;
 	copy_stack(C->stack, bottom, size);
 	asan_save_shadow(S, C);
