@@ -299,16 +299,17 @@ $(O)/bench: bench/bench.cpp coroutine.h $(O)/libcoroutine.a
 	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) -std=c++11 \
 		$(WARN) $(CXXFLAGS) -O2 $(LDFLAGS) $< $(O)/libcoroutine.a $(if $(filter 1,$(BENCH_FCONTEXT)),-lboost_context) -o $@
 
-.PHONY: bench bench-ir
-bench:
+.PHONY: bench bench-ir bench-programs
+bench-programs:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(B)/$$b/bench || exit 1; done
+
+bench: bench-programs
 	echo "backend,variant,n,unit,median,min,max,floor,floor_median,ratio" > $(B)/bench.csv
 	@for b in $(BACKENDS); do $(B)/$$b/bench $(B)/bench.csv || exit 1; done
 	@if command -v gnuplot >/dev/null; then gnuplot bench/plot.gp && echo "wrote $(B)/bench.csv, $(B)/bench.png"; \
 	else echo "wrote $(B)/bench.csv; no gnuplot, no $(B)/bench.png"; fi
 
-bench-ir:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(B)/$$b/bench || exit 1; done
+bench-ir: bench-programs
 	bench/bench-ir.sh $(foreach b,$(BACKENDS),$(B)/$(b)/bench)
 
 clean:
