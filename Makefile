@@ -37,7 +37,8 @@ LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti
 # (sanitize links them with the C++ driver, see there).
 CLINK ?= $(CC)
 TESTLIBS := -lcmocka -lpthread -lm
-TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c)))
+# driver: the core checks without CMocka (test/driver.c), run here too.
+TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c))) driver
 EXAMPLES_C   := game generator
 EXAMPLES_CXX := script
 EXAMPLES     := $(EXAMPLES_C) $(EXAMPLES_CXX)
@@ -100,6 +101,10 @@ $(O)/test_model.o: test/model.c
 
 $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+# The core checks without CMocka, for targets that have none (see test/driver.c).
+$(O)/driver: $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
 $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
