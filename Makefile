@@ -25,8 +25,18 @@ else
 BACKEND ?= ucontext
 endif
 O := $(B)/$(BACKEND)
+# The version, read from coroutine.h: the one place it is written.
+version_part = $(shell sed -n 's/^.define COROUTINE_VERSION_$(1) \([0-9]*\)$$/\1/p' coroutine.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+# The shared library, and the names a program finds it by: the soname at
+# run time, libcoroutine.so when it is linked with -lcoroutine.
+SHLIB  := libcoroutine.so.$(VERSION)
+SONAME := libcoroutine.so.$(VERSION_MAJOR)
 LIBOBJS_ucontext := $(O)/coroutine.o
 LIBOBJS_asm      := $(O)/coroutine.o $(O)/asm_switch.o
+PICOBJS_ucontext := $(O)/pic/coroutine.o
+PICOBJS_asm      := $(O)/pic/coroutine.o $(O)/pic/asm_switch.o
 DEFS_asm         := -DCOROUTINE_ASM=1
 
 WARN := -Wall -Wextra -Wpedantic
@@ -43,7 +53,8 @@ EXAMPLES_C   := game generator
 EXAMPLES_CXX := script
 EXAMPLES     := $(EXAMPLES_C) $(EXAMPLES_CXX)
 
-.PHONY: all run examples check test install uninstall install-check clean help
+.PHONY: all run examples shared check check-shared test install uninstall install-check \
+	consumer-test clean help
 .SECONDARY:
 all: main libcoroutine.a
 
@@ -62,17 +73,30 @@ libcoroutine.a: $(O)/libcoroutine.a build/selected
 run: main
 	./main
 
-$(O)/coroutine.o: coroutine.cpp coroutine.h
-	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
+# The objects of the shared library, in $(O)/pic, are position-independent
+# and hide every symbol that coroutine.h does not mark COROUTINE_API.
+$(O)/pic/%.o: PIC := -fPIC -fvisibility=hidden
 
-$(O)/asm_switch.o: asm_switch.S
+$(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
+
+$(O)/asm_switch.o $(O)/pic/asm_switch.o: asm_switch.S
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PIC) $(CFLAGS) -c $< -o $@
 
 $(O)/libcoroutine.a: $(LIBOBJS_$(BACKEND))
 	rm -f $@
 	$(AR) rcs $@ $^
+
+# Linked with the C driver, like a C program: no libstdc++.
+$(O)/$(SHLIB): $(PICOBJS_$(BACKEND))
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) $^ -o $@
+
+$(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
+	ln -sf $(SHLIB) $@
+
+shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
 $(O)/main: main.cpp coroutine.h $(O)/libcoroutine.a
 	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
@@ -123,6 +147,13 @@ check-no-cxx-runtime: $(O)/libcoroutine.a
 	@if nm -u $< | awk '{ print $$NF }' | grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_)'; then \
 		echo "$< needs the C++ runtime for the symbols above"; exit 1; fi
 
+# The shared library exports the functions of coroutine.h, nothing else,
+# and needs no C++ runtime.
+CHECK_SHARED := test/consumers/check-shared.sh
+
+check-shared: $(O)/$(SHLIB)
+	$(CHECK_SHARED) $<
+
 # The misuse and out-of-memory tests also run against an NDEBUG build: the
 # checks must not be asserts.
 NDEBUG_TESTS := test_misuse test_alloc
@@ -134,19 +165,29 @@ test:
 
 # ---- Install -----------------------------------------------------------------
 
-install: libcoroutine.a
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+
+install: libcoroutine.a $(O)/$(SHLIB)
+	install -d $(DESTDIR)$(PREFIX)/include $(LIBDIR)/pkgconfig
 	install -m 644 coroutine.h $(DESTDIR)$(PREFIX)/include/coroutine.h
-	install -m 644 libcoroutine.a $(DESTDIR)$(PREFIX)/lib/libcoroutine.a
-	sed 's|@PREFIX@|$(PREFIX)|' coroutine.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/coroutine.pc
+	install -m 644 libcoroutine.a $(LIBDIR)/libcoroutine.a
+	install -m 755 $(O)/$(SHLIB) $(LIBDIR)/$(SHLIB)
+	ln -sf $(SHLIB) $(LIBDIR)/$(SONAME)
+	ln -sf $(SHLIB) $(LIBDIR)/libcoroutine.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
+	    -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
+	    coroutine.pc.in > $(LIBDIR)/pkgconfig/coroutine.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(DESTDIR)$(PREFIX)/lib/libcoroutine.a \
-	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/coroutine.pc
+	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(LIBDIR)/libcoroutine.a \
+	      $(LIBDIR)/$(SHLIB) $(LIBDIR)/$(SONAME) $(LIBDIR)/libcoroutine.so \
+	      $(LIBDIR)/pkgconfig/coroutine.pc
 
 # Installs into a scratch DESTDIR, builds the generator example against the
 # installed copy through pkg-config (which reads only that coroutine.pc and
-# prefixes its paths with the DESTDIR), checks its output, then uninstalls
+# prefixes its paths with the DESTDIR), once linked with the shared library,
+# which -lcoroutine prefers, and once with the static one; checks their
+# output and that coroutine.pc's version is coroutine.h's, then uninstalls
 # and checks that nothing is left behind.
 INSTALL_CHECK := $(CURDIR)/build/install-check
 INSTALLED_PKG_CONFIG := PKG_CONFIG_LIBDIR=$(INSTALL_CHECK)$(PREFIX)/lib/pkgconfig \
@@ -155,11 +196,19 @@ INSTALLED_PKG_CONFIG := PKG_CONFIG_LIBDIR=$(INSTALL_CHECK)$(PREFIX)/lib/pkgconfi
 install-check:
 	rm -rf $(INSTALL_CHECK)
 	$(MAKE) install DESTDIR=$(INSTALL_CHECK)
+	$(CHECK_SHARED) $(INSTALL_CHECK)$(PREFIX)/lib/libcoroutine.so
 	$(CC) $(CFLAGS) $(LDFLAGS) examples/generator.c \
 		$$($(INSTALLED_PKG_CONFIG) --cflags --libs coroutine) -o build/installed-generator
-	./build/installed-generator | diff -u examples/generator.expected -
+	readelf -d build/installed-generator | grep -q 'NEEDED.*\[$(SONAME)\]'
+	LD_LIBRARY_PATH=$(INSTALL_CHECK)$(PREFIX)/lib ./build/installed-generator | diff -u examples/generator.expected -
+	$(CC) $(CFLAGS) $(LDFLAGS) examples/generator.c $$($(INSTALLED_PKG_CONFIG) --cflags coroutine) \
+		$(INSTALL_CHECK)$(PREFIX)/lib/libcoroutine.a -o build/installed-generator-static
+	./build/installed-generator-static | diff -u examples/generator.expected -
+	$(CC) $(CFLAGS) test/consumers/version.c $$($(INSTALLED_PKG_CONFIG) --cflags coroutine) \
+		-DEXPECTED_VERSION='"'"$$($(INSTALLED_PKG_CONFIG) --modversion coroutine)"'"' -o build/installed-version
+	./build/installed-version
 	$(MAKE) uninstall DESTDIR=$(INSTALL_CHECK)
-	test -z "$$(find $(INSTALL_CHECK) -type f)"
+	test -z "$$(find $(INSTALL_CHECK) ! -type d)"
 	rm -rf $(INSTALL_CHECK)
 	@echo "install-check: OK"
 
@@ -317,6 +366,13 @@ bench: bench-programs
 bench-ir: bench-programs
 	bench/bench-ir.sh $(foreach b,$(BACKENDS),$(B)/$(b)/bench)
 
+# ---- Consumers -----------------------------------------------------------------
+# C projects that get the library through CMake (add_subdirectory,
+# FetchContent, find_package), Meson (a subproject) and pkg-config, static
+# and shared, both backends; see test/consumers/run.sh.
+consumer-test:
+	test/consumers/run.sh
+
 clean:
 	rm -rf build main libcoroutine.a
 
@@ -326,9 +382,11 @@ help:
 	@echo "make examples     build the examples (examples/) for the selected backend"
 	@echo "make test         the CMocka suite against both backends (BACKENDS=...), and test_misuse"
 	@echo "                  and test_alloc against an NDEBUG build; fails if the library needs libstdc++"
-	@echo "make install      install header, library and pkg-config file (PREFIX, DESTDIR)"
+	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
+	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall    remove what install put there"
 	@echo "make install-check  install into a scratch DESTDIR, build an example against it with pkg-config"
+	@echo "make consumer-test  C projects using the library through CMake, Meson and pkg-config"
 	@echo "make cross-test   the suite for aarch64 (both backends) under qemu-aarch64"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"

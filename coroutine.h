@@ -21,6 +21,28 @@
 #ifndef C_COROUTINE_H
 #define C_COROUTINE_H
 
+/*
+ * The library's version.  The build files (CMakeLists.txt, meson.build, the
+ * Makefile and so coroutine.pc) read it from these three lines: change it
+ * here only.  COROUTINE_VERSION is one number a program can test with #if.
+ */
+#define COROUTINE_VERSION_MAJOR 1
+#define COROUTINE_VERSION_MINOR 0
+#define COROUTINE_VERSION_PATCH 0
+#define COROUTINE_VERSION \
+	(COROUTINE_VERSION_MAJOR * 10000 + COROUTINE_VERSION_MINOR * 100 + COROUTINE_VERSION_PATCH)
+
+/*
+ * The shared library is built with -fvisibility=hidden, so that it exports
+ * the functions marked COROUTINE_API and nothing else.  (Windows has no
+ * such attribute: there the mark is empty.)
+ */
+#if defined(__GNUC__) && __GNUC__ >= 4 && !defined(_WIN32) && !defined(__CYGWIN__)
+#define COROUTINE_API __attribute__((visibility("default")))
+#else
+#define COROUTINE_API
+#endif
+
 #define COROUTINE_DEAD 0
 #define COROUTINE_READY 1
 #define COROUTINE_RUNNING 2
@@ -41,14 +63,14 @@ typedef void (*coroutine_func)(struct schedule *, void *ud);
  * A coroutine that overflows the run stack dies of SIGSEGV at its first
  * touch of the guard.  Returns NULL when memory runs out.
  */
-struct schedule *coroutine_open(void);
+COROUTINE_API struct schedule *coroutine_open(void);
 
 /*
  * Frees the schedule and every coroutine in it, suspended ones included
  * (their functions are not run to the end).  NULL is ignored.  Calling it
  * from inside one of the schedule's own coroutines aborts.
  */
-void coroutine_close(struct schedule *);
+COROUTINE_API void coroutine_close(struct schedule *);
 
 /*
  * Adds a coroutine that will run func(S, ud) when first resumed, and returns
@@ -58,7 +80,7 @@ void coroutine_close(struct schedule *);
  * main or from inside a coroutine.  Returns -1 when memory runs out, leaving
  * the schedule as it was.  A NULL func aborts.
  */
-int coroutine_new(struct schedule *, coroutine_func func, void *ud);
+COROUTINE_API int coroutine_new(struct schedule *, coroutine_func func, void *ud);
 
 /*
  * Runs coroutine id until it yields or returns.  A finished coroutine is
@@ -68,16 +90,16 @@ int coroutine_new(struct schedule *, coroutine_func func, void *ud);
  * (A coroutine may resume the coroutines of another schedule: it is that
  * schedule's main program.)
  */
-void coroutine_resume(struct schedule *, int id);
+COROUTINE_API void coroutine_resume(struct schedule *, int id);
 
 /*
  * COROUTINE_READY (never run), COROUTINE_RUNNING, COROUTINE_SUSPEND, or
  * COROUTINE_DEAD for an empty slot.  An id outside [0, slot count) aborts.
  */
-int coroutine_status(struct schedule *, int id);
+COROUTINE_API int coroutine_status(struct schedule *, int id);
 
 /* The id of the running coroutine, or -1 when the main program runs. */
-int coroutine_running(struct schedule *);
+COROUTINE_API int coroutine_running(struct schedule *);
 
 /*
  * Suspends the running coroutine and returns to the main program's
@@ -86,7 +108,7 @@ int coroutine_running(struct schedule *);
  * coroutine of this schedule (from main, or from a coroutine of another
  * schedule) aborts.
  */
-void coroutine_yield(struct schedule *);
+COROUTINE_API void coroutine_yield(struct schedule *);
 
 /*
  * ADDITION to the original API (not in cloudwu's coroutine.h), for tools
@@ -99,7 +121,7 @@ void coroutine_yield(struct schedule *);
  * still in place and nothing is copied).  0 for a coroutine that has never
  * yielded and for an empty slot.  An id outside [0, slot count) aborts.
  */
-long coroutine_stack_size(struct schedule *, int id);
+COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
 
 #ifdef __cplusplus
 }

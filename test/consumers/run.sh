@@ -1,0 +1,167 @@
+#!/bin/bash
+# run.sh - C projects get the library the ways a user would, and their
+# programs run correctly (`make consumer-test`; run from the source root).
+#
+# For each of static/shared x ucontext/asm (COMBOS):
+#   - the library built on its own with CMake: ctest runs the suite, then
+#     `cmake --install` into a scratch prefix;
+#   - CMake consumers (test/consumers/*/CMakeLists.txt, `project(x C)`):
+#     add_subdirectory, FetchContent from a git repository, find_package
+#     after that install;
+#   - a Meson project with the library as a subproject (a wrap file);
+#   - pkg-config against the CMake install.
+# and for each backend the Makefile's `make install-check`.
+#
+# Every consumer builds examples/generator.c, which must print
+# examples/generator.expected, and version.c, which fails unless the
+# version its build system reports is coroutine.h's.  No program may need
+# the C++ runtime; a shared build must really load a libcoroutine.so, which
+# must export coroutine_* only.  Builds stay in build/consumers, so that a
+# second run rebuilds only what changed.
+set -euo pipefail
+
+root=$(pwd)
+work=$root/build/consumers
+consumers=$root/test/consumers
+mkdir -p "$work"
+log=$work/last.log
+
+# step DESCRIPTION COMMAND...: runs COMMAND quietly, shows its output if it fails.
+step() {
+	local what=$1
+	shift
+	echo "== $what"
+	if ! "$@" > "$log" 2>&1; then
+		cat "$log"
+		echo "consumer-test: FAILED: $what"
+		exit 1
+	fi
+}
+
+fail() {
+	echo "consumer-test: FAILED: $*"
+	exit 1
+}
+
+# check_programs DIR LINKAGE: DIR's generator and version programs, built
+# against a LINKAGE (static or shared) library, do what they must.
+check_programs() {
+	local dir=$1 linkage=$2 program lib
+	"$dir/generator" | diff -u examples/generator.expected - || fail "$dir/generator's output"
+	"$dir/version" || fail "$dir/version"
+	for program in generator version; do
+		if readelf -d "$dir/$program" | grep NEEDED | grep -E 'libstdc\+\+|libc\+\+'; then
+			fail "$dir/$program needs the C++ runtime"
+		fi
+	done
+	lib=$(ldd "$dir/generator" | awk '$1 ~ /^libcoroutine\.so/ { print $3 }')
+	case $linkage in
+	shared) [ -n "$lib" ] || fail "$dir/generator does not load libcoroutine.so"
+		"$consumers/check-shared.sh" "$lib" ;;
+	static) [ -z "$lib" ] || fail "$dir/generator loads $lib, not the static library" ;;
+	esac
+}
+
+# A git repository holding the working tree as it is, uncommitted changes
+# included, for FetchContent and the Meson wrap.  Fixed dates: the same
+# tree gives the same commit, so a second run fetches nothing new.
+snapshot=$work/snapshot
+rm -rf "$snapshot"
+mkdir -p "$snapshot"
+tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C "$snapshot"
+(
+	cd "$snapshot"
+	export GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z
+	git init -q
+	git add -A
+	git -c user.name=consumer-test -c user.email=consumer-test@localhost commit -qm snapshot
+)
+tag=$(git -C "$snapshot" rev-parse HEAD)
+
+# The Meson project, staged with its programs and a wrap file that points
+# at the snapshot; a new snapshot replaces the subproject's old checkout.
+meson_src=$work/meson-src
+mkdir -p "$meson_src/subprojects"
+cp "$consumers/meson/meson.build" examples/generator.c "$consumers/version.c" "$meson_src/"
+wrap=$(printf '[wrap-git]\nurl = %s\nrevision = %s\ndepth = 1\n' "$snapshot" "$tag")
+if [ "$wrap" != "$(cat "$meson_src/subprojects/coroutine.wrap" 2>/dev/null)" ]; then
+	rm -rf "$meson_src/subprojects/coroutine"
+	echo "$wrap" > "$meson_src/subprojects/coroutine.wrap"
+fi
+
+# cmake_project SOURCE BUILD [OPTION...]: configures and builds.
+cmake_project() {
+	local source=$1 build=$2
+	shift 2
+	cmake -S "$source" -B "$build" -G Ninja "$@" && cmake --build "$build" -j2
+}
+
+# cmake_suite BUILD [OPTION...]: the library on its own, and ctest.
+cmake_suite() {
+	local build=$1
+	shift
+	cmake_project . "$build" "$@" && (cd "$build" && ctest --output-on-failure)
+}
+
+# meson_project SOURCE BUILD [OPTION...]: sets up once, then builds.
+# --force-fallback-for: the subproject even where coroutine is installed.
+meson_project() {
+	local source=$1 build=$2
+	shift 2
+	if [ ! -f "$build/build.ninja" ]; then
+		rm -rf "$build"
+		meson setup "$build" "$source" --force-fallback-for=coroutine "$@" || return 1
+	fi
+	ninja -C "$build"
+}
+
+# pkg_config_programs PREFIX DIR: the programs built by cc alone, with the
+# flags pkg-config gives for the coroutine.pc installed under PREFIX.
+pkg_config_programs() {
+	local prefix=$1 dir=$2 cflags libdir version
+	pc() { PKG_CONFIG_LIBDIR=$(echo "$prefix"/lib*/pkgconfig) pkg-config "$@" coroutine; }
+	cflags=$(pc --cflags --libs) && libdir=$(pc --variable=libdir) && version=$(pc --modversion) || return 1
+	mkdir -p "$dir"
+	cc examples/generator.c $cflags -Wl,-rpath,"$libdir" -o "$dir/generator" &&
+	cc "$consumers/version.c" $cflags -Wl,-rpath,"$libdir" "-DEXPECTED_VERSION=\"$version\"" \
+		-o "$dir/version"
+}
+
+# COMBOS=static-asm (say) runs one combination only.
+for combo in ${COMBOS:-static-ucontext static-asm shared-ucontext shared-asm}; do
+	linkage=${combo%-*} backend=${combo#*-}
+	on=$([ "$linkage" = shared ] && echo ON || echo OFF)
+	asm=$([ "$backend" = asm ] && echo ON || echo OFF)
+	options=(-DBUILD_SHARED_LIBS=$on -DCOROUTINE_ASM=$asm)
+	prefix=$work/prefix-$combo
+
+	step "$combo: CMake, the library on its own, ctest" cmake_suite "$work/lib-$combo" "${options[@]}"
+	rm -rf "$prefix"
+	step "$combo: cmake --install" cmake --install "$work/lib-$combo" --prefix "$prefix"
+
+	step "$combo: CMake add_subdirectory" cmake_project "$consumers/add_subdirectory" \
+		"$work/add_subdirectory-$combo" "${options[@]}" -DCOROUTINE_SOURCE_DIR="$root"
+	check_programs "$work/add_subdirectory-$combo" $linkage
+
+	step "$combo: CMake FetchContent" cmake_project "$consumers/fetchcontent" \
+		"$work/fetchcontent-$combo" "${options[@]}" -DCOROUTINE_GIT_URL="$snapshot" \
+		-DCOROUTINE_GIT_TAG="$tag"
+	check_programs "$work/fetchcontent-$combo" $linkage
+
+	step "$combo: CMake find_package" cmake_project "$consumers/find_package" \
+		"$work/find_package-$combo" -DCMAKE_PREFIX_PATH="$prefix"
+	check_programs "$work/find_package-$combo" $linkage
+
+	step "$combo: Meson subproject" meson_project "$meson_src" "$work/meson-$combo" \
+		-Ddefault_library=$linkage -Dcoroutine:asm=$([ $asm = ON ] && echo true || echo false)
+	check_programs "$work/meson-$combo" $linkage
+
+	step "$combo: pkg-config" pkg_config_programs "$prefix" "$work/pkg-config-$combo"
+	check_programs "$work/pkg-config-$combo" $linkage
+done
+
+# ucontext last: it is the backend a plain `make` selects.
+for backend in asm ucontext; do
+	step "$backend: make install-check (static and shared)" make --no-print-directory BACKEND=$backend install-check
+done
+echo "consumer-test: OK"
