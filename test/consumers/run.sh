@@ -10,7 +10,8 @@
 #     after that install;
 #   - a Meson project with the library as a subproject (a wrap file);
 #   - pkg-config against the CMake install.
-# and for each backend the Makefile's `make install-check`.
+# Then: make, CMake and Meson install the same coroutine.pc; CMake builds
+# the shared library with clang; for each backend, `make install-check`.
 #
 # Every consumer builds examples/generator.c, which must print
 # examples/generator.expected, and version.c, which fails unless the
@@ -127,8 +128,22 @@ pkg_config_programs() {
 		-o "$dir/version"
 }
 
+# same_pc: make and CMake install the same coroutine.pc for the same
+# prefix; Meson's differs only in its libdir (Debian's multiarch one).
+same_pc() {
+	local dir=$work/pc make_pc
+	rm -rf "$dir"
+	make --no-print-directory install DESTDIR="$dir/make" PREFIX=/usr/local &&
+	DESTDIR="$dir/cmake" cmake --install "$work/lib-static-ucontext" --prefix /usr/local &&
+	meson install -C "$work/meson-static-ucontext" --destdir "$dir/meson" --no-rebuild || return 1
+	make_pc=$dir/make/usr/local/lib/pkgconfig/coroutine.pc
+	diff -u "$make_pc" "$dir/cmake/usr/local/lib/pkgconfig/coroutine.pc" &&
+	diff -u <(grep -v '^libdir=' "$make_pc") <(grep -v '^libdir=' "$(find "$dir/meson" -name coroutine.pc)")
+}
+
 # COMBOS="static-asm" (say) runs only that combination, COMBOS= none.
-for combo in ${COMBOS-static-ucontext static-asm shared-ucontext shared-asm}; do
+combos=${COMBOS-static-ucontext static-asm shared-ucontext shared-asm}
+for combo in $combos; do
 	linkage=${combo%-*} backend=${combo#*-}
 	on=$([ "$linkage" = shared ] && echo ON || echo OFF)
 	asm=$([ "$backend" = asm ] && echo ON || echo OFF)
@@ -159,6 +174,10 @@ for combo in ${COMBOS-static-ucontext static-asm shared-ucontext shared-asm}; do
 	step "$combo: pkg-config" pkg_config_programs "$prefix" "$work/pkg-config-$combo"
 	check_programs "$work/pkg-config-$combo" $linkage
 done
+
+if [[ " $combos " == *" static-ucontext "* ]]; then
+	step "make, CMake and Meson install the same coroutine.pc" same_pc
+fi
 
 # Debian's gcc links --as-needed, which hides a shared library linked with
 # a C++ runtime it does not use; clang does not hide it.
