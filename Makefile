@@ -29,6 +29,9 @@ O := $(B)/$(BACKEND)
 version_part = $(shell sed -n 's/^.define COROUTINE_VERSION_$(1) \([0-9]*\)$$/\1/p' coroutine.h)
 VERSION_MAJOR := $(call version_part,MAJOR)
 VERSION := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+ifeq ($(VERSION_MAJOR),)
+$(error cannot read COROUTINE_VERSION_MAJOR from coroutine.h)
+endif
 # The shared library, and the names a program finds it by: the soname at
 # run time, libcoroutine.so when it is linked with -lcoroutine.
 SHLIB  := libcoroutine.so.$(VERSION)
@@ -165,23 +168,24 @@ test:
 
 # ---- Install -----------------------------------------------------------------
 
-LIBDIR := $(DESTDIR)$(PREFIX)/lib
+# Where install puts the libraries.
+DESTLIB = $(DESTDIR)$(PREFIX)/lib
 
 install: libcoroutine.a $(O)/$(SHLIB)
-	install -d $(DESTDIR)$(PREFIX)/include $(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTLIB)/pkgconfig
 	install -m 644 coroutine.h $(DESTDIR)$(PREFIX)/include/coroutine.h
-	install -m 644 libcoroutine.a $(LIBDIR)/libcoroutine.a
-	install -m 755 $(O)/$(SHLIB) $(LIBDIR)/$(SHLIB)
-	ln -sf $(SHLIB) $(LIBDIR)/$(SONAME)
-	ln -sf $(SHLIB) $(LIBDIR)/libcoroutine.so
+	install -m 644 libcoroutine.a $(DESTLIB)/libcoroutine.a
+	install -m 755 $(O)/$(SHLIB) $(DESTLIB)/$(SHLIB)
+	ln -sf $(SHLIB) $(DESTLIB)/$(SONAME)
+	ln -sf $(SHLIB) $(DESTLIB)/libcoroutine.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
 	    -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
-	    coroutine.pc.in > $(LIBDIR)/pkgconfig/coroutine.pc
+	    coroutine.pc.in > $(DESTLIB)/pkgconfig/coroutine.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(LIBDIR)/libcoroutine.a \
-	      $(LIBDIR)/$(SHLIB) $(LIBDIR)/$(SONAME) $(LIBDIR)/libcoroutine.so \
-	      $(LIBDIR)/pkgconfig/coroutine.pc
+	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(DESTLIB)/libcoroutine.a \
+	      $(DESTLIB)/$(SHLIB) $(DESTLIB)/$(SONAME) $(DESTLIB)/libcoroutine.so \
+	      $(DESTLIB)/pkgconfig/coroutine.pc
 
 # Installs into a scratch DESTDIR, builds the generator example against the
 # installed copy through pkg-config (which reads only that coroutine.pc and
