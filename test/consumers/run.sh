@@ -63,6 +63,13 @@ check_programs() {
 	esac
 }
 
+# no_tests DIR: the library's build tree DIR, inside a consumer's, holds
+# the library only: no test or example was built for the consumer.
+no_tests() {
+	[ -f "$1/CMakeFiles/coroutine.dir/coroutine.cpp.o" ] || fail "no library build in $1"
+	[ ! -e "$1/test_api" ] && [ ! -e "$1/examples" ] || fail "tests or examples built in $1"
+}
+
 # A git repository holding the working tree as it is, uncommitted changes
 # included, for FetchContent and the Meson wrap.  Fixed dates: the same
 # tree gives the same commit, so a second run fetches nothing new.
@@ -157,11 +164,13 @@ for combo in $combos; do
 	step "$combo: CMake add_subdirectory" cmake_project "$consumers/add_subdirectory" \
 		"$work/add_subdirectory-$combo" "${options[@]}" -DCOROUTINE_SOURCE_DIR="$root"
 	check_programs "$work/add_subdirectory-$combo" $linkage
+	no_tests "$work/add_subdirectory-$combo/coroutine"
 
 	step "$combo: CMake FetchContent" cmake_project "$consumers/fetchcontent" \
 		"$work/fetchcontent-$combo" "${options[@]}" -DCOROUTINE_GIT_URL="$snapshot" \
 		-DCOROUTINE_GIT_TAG="$tag"
 	check_programs "$work/fetchcontent-$combo" $linkage
+	no_tests "$work/fetchcontent-$combo/_deps/coroutine-build"
 
 	step "$combo: CMake find_package" cmake_project "$consumers/find_package" \
 		"$work/find_package-$combo" -DCMAKE_PREFIX_PATH="$prefix"
