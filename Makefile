@@ -387,6 +387,7 @@ help:
 	@echo "make test         the CMocka suite against both backends (BACKENDS=...), and test_misuse"
 	@echo "                  and test_alloc against an NDEBUG build; fails if the library needs libstdc++"
 	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
+	@echo "make check-shared check that the shared library exports coroutine_* only, needs no libstdc++"
 	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall    remove what install put there"
 	@echo "make install-check  install into a scratch DESTDIR, build an example against it with pkg-config"
