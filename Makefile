@@ -216,17 +216,84 @@ install-check:
 	rm -rf $(INSTALL_CHECK)
 	@echo "install-check: OK"
 
-# ---- aarch64 under qemu-user ---------------------------------------------------
-# Needs g++-aarch64-linux-gnu, qemu-user and libcmocka-dev:arm64 (multiarch).
-# qemu-aarch64 is not given -L: with it, forked children hang under qemu 7.2;
-# without it the dynamic loader and libraries come from multiarch libc6:arm64.
-CROSS ?= aarch64-linux-gnu-
-QEMU  ?= qemu-aarch64
+# ---- The outputs, without CMocka -------------------------------------------------
+# The demo and each example print exactly examples/<name>.expected on stdout
+# (and <name>.stderr, or nothing, on stderr) and end with their status, run
+# under $(RUN): test_examples checks the same with CMocka, this is for
+# targets that have none.
+OUTPUT_ARGS_script   := $(sort $(wildcard examples/scripts/*.txt))
+OUTPUT_STATUS_script := 1
 
-.PHONY: cross-test
-cross-test:
-	$(MAKE) test B=$(B)/aarch64 CC=$(CROSS)gcc CXX=$(CROSS)g++ AR=$(CROSS)ar \
-		RUN=$(QEMU) EMULATOR=$(QEMU)
+define check-output
+	@echo "==" $(RUN) $(1) $(OUTPUT_ARGS_$(notdir $(1)))
+	@$(RUN) $(1) $(OUTPUT_ARGS_$(notdir $(1))) > $(1).out 2> $(1).err; \
+		test $$? = $(or $(OUTPUT_STATUS_$(notdir $(1))),0) || { echo "$(1): wrong exit status"; exit 1; }
+	@cmp examples/$(notdir $(1)).expected $(1).out
+	@cmp $(or $(wildcard examples/$(notdir $(1)).stderr),/dev/null) $(1).err
+
+endef
+
+.PHONY: check-outputs test-without-cmocka
+check-outputs: $(O)/main $(addprefix $(O)/examples/,$(EXAMPLES))
+	$(foreach p,$^,$(call check-output,$(p)))
+
+# What `test` checks, for a target without CMocka: test/driver.c and the outputs.
+test-without-cmocka:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS=driver \
+		check-no-cxx-runtime check check-outputs || exit 1; done
+
+# ---- Other Linux targets under qemu-user -------------------------------------------
+# For each target: its cross compilers' prefix and its emulator.  aarch64,
+# armv7 and i686 run the whole suite (`make test`) against the multiarch
+# CMocka (libcmocka-dev:arm64, :armhf, :i386); riscv64, which Debian 12 has
+# no multiarch libraries for, runs test-without-cmocka, linked statically so
+# that qemu needs no -L.  qemu is never given -L: with it, forked children
+# hang under qemu 7.2; without it the dynamic loader and the libraries come
+# from the multiarch libc6.
+CROSS_SUITE_TARGETS := aarch64 armv7 i686
+CROSS_DRIVER_TARGETS := riscv64
+CROSS_aarch64 ?= aarch64-linux-gnu-
+CROSS_armv7   ?= arm-linux-gnueabihf-
+CROSS_i686    ?= i686-linux-gnu-
+CROSS_riscv64 ?= riscv64-linux-gnu-
+QEMU_aarch64  ?= qemu-aarch64
+QEMU_armv7    ?= qemu-arm
+QEMU_i686     ?= qemu-i386
+QEMU_riscv64  ?= qemu-riscv64
+LDFLAGS_riscv64 := -static
+# $(call cross-vars,TARGET,BUILD-DIR): the variables of a build for TARGET.
+cross-vars = B=$(2) CC=$(CROSS_$(1))gcc CXX=$(CROSS_$(1))g++ AR=$(CROSS_$(1))ar \
+	LDFLAGS="$(LDFLAGS) $(LDFLAGS_$(1))" RUN=$(QEMU_$(1)) EMULATOR=$(QEMU_$(1))
+# The Debian i686 compilers do their floating point on the x87; built for
+# SSE2 arithmetic, the asm switch carries MXCSR as well, which test_fpu and
+# the driver then check.
+I686_SSE := -msse2 -mfpmath=sse
+
+CROSS_TESTS := $(addprefix cross-test-,$(CROSS_SUITE_TARGETS) $(CROSS_DRIVER_TARGETS) i686-sse)
+.PHONY: cross-test $(CROSS_TESTS) musl-test
+cross-test: $(CROSS_TESTS)
+
+$(addprefix cross-test-,$(CROSS_SUITE_TARGETS)): cross-test-%:
+	@$(MAKE) --no-print-directory test $(call cross-vars,$*,$(B)/$*)
+
+$(addprefix cross-test-,$(CROSS_DRIVER_TARGETS)): cross-test-%:
+	@$(MAKE) --no-print-directory test-without-cmocka $(call cross-vars,$*,$(B)/$*)
+
+cross-test-i686-sse:
+	@$(MAKE) --no-print-directory BACKEND=asm TESTS="test_fpu driver" check \
+		$(call cross-vars,i686,$(B)/i686-sse) CFLAGS="$(CFLAGS) $(I686_SSE)" CXXFLAGS="$(CXXFLAGS) $(I686_SSE)"
+
+# ---- musl ------------------------------------------------------------------------
+# x86_64 against musl (musl-tools), run natively.  musl has no swapcontext:
+# the ucontext build must stop with its #error, the asm build must pass the
+# checks that need no CMocka (none is built for musl).  musl-gcc, the C
+# driver, compiles coroutine.cpp and main.cpp as C++ against musl's headers;
+# the C++ example is left out (libstdc++ is built for glibc).
+MUSL_GCC ?= musl-gcc
+musl-test:
+	$(MUSL_GCC) -std=c++11 -fsyntax-only coroutine.cpp 2>&1 | grep -F 'build coroutine.cpp with -DCOROUTINE_ASM=1'
+	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl CC=$(MUSL_GCC) CXX=$(MUSL_GCC) EXAMPLES_CXX= \
+		TESTS=driver check-no-cxx-runtime check check-outputs
 
 # ---- Memory-safety tools -------------------------------------------------------
 # sanitize: the suite under ASan+UBSan; valgrind: under memcheck.  Both run
@@ -392,7 +459,9 @@ help:
 	@echo "make uninstall    remove what install put there"
 	@echo "make install-check  install into a scratch DESTDIR, build an example against it with pkg-config"
 	@echo "make consumer-test  C projects using the library through CMake, Meson and pkg-config"
-	@echo "make cross-test   the suite for aarch64 (both backends) under qemu-aarch64"
+	@echo "make cross-test   the suite for aarch64, armv7 and i686, driver and outputs for riscv64,"
+	@echo "                  both backends, under qemu-user (-j2 runs two targets at a time)"
+	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"
 	@echo "make valgrind     the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"

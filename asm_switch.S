@@ -55,6 +55,28 @@
  * the context, the save, the restore, the first-entry trampoline.
  */
 
+/* ---- Object-format macros: ELF only -------------------------------------
+ * (To be replaced by the block that also covers Mach-O and COFF.)
+ * FUNCTION opens an entry point: global but hidden (see Visibility above),
+ * typed as a function (on ARM that is what makes the linker set the Thumb
+ * bit of its address) and aligned.  END_FUNCTION gives it its size for
+ * debuggers and profilers.  LOCAL(x) names a label that stays out of the
+ * symbol table.
+ */
+#define LOCAL(x) .L##x
+
+.macro FUNCTION name
+	.globl	\name
+	.hidden	\name
+	.type	\name, %function
+	.p2align 4
+\name:
+.endm
+
+.macro END_FUNCTION name
+	.size	\name, .-\name
+.endm
+
 #if defined(__x86_64__) && defined(__ELF__) && !defined(__ILP32__)
 /* ======================================================================
  * x86_64, System V ABI (ELF).  "System V Application Binary Interface,
@@ -195,6 +217,158 @@ coroutine_start_context:
 	ud2			/* entry returned: it must leave by a switch */
 	.cfi_endproc
 	.size	coroutine_start_context, .-coroutine_start_context
+
+#elif defined(__i386__) && defined(__ELF__)
+/* ======================================================================
+ * i386, System V ABI (ELF, cdecl).  "System V Application Binary
+ * Interface, Intel386 Architecture Processor Supplement", version 1.1,
+ * section 2.2 (Function Calling Sequence): ebx, esi, edi, ebp and esp are
+ * callee-saved, as are the x87 control word and the control bits of
+ * MXCSR; the arguments are passed on the stack, which the caller pops;
+ * the end of the argument area is 16-byte aligned at a call (esp % 16 == 0
+ * at the call instruction), which gcc assumes on Linux.
+ *
+ * Context layout (CONTEXT_WORDS 8 in coroutine.cpp):
+ *
+ *   offset  bytes  holds
+ *        0      4  ebx
+ *        4      4  esi
+ *        8      4  edi
+ *       12      4  ebp
+ *       16      4  esp   as the caller sees it after the call returns
+ *       20      4  eip   the resume address (the call's return address)
+ *       24      4  MXCSR (SSE control and status), in an SSE build only
+ *       28      2  x87 control word
+ *       30      2  unused
+ *
+ * MXCSR is switched only when this file is built for a CPU with SSE
+ * (__SSE__: -msse, or an -march that implies it, such as -march=pentium4).
+ * The i686 baseline that Debian's compilers target has no SSE, and there
+ * stmxcsr would fault (#UD) on a CPU without it, so the choice is made
+ * where the code's target CPU is chosen: at build time, with no CPUID on
+ * the switch path.  A build without SSE does its floating point on the x87,
+ * whose control word is always switched; what it leaves per thread, like
+ * the sticky flags, is the MXCSR that fesetround also sets on a CPU that
+ * has SSE, which only SSE code from elsewhere (a library's SSE routines)
+ * could see.
+ * ====================================================================== */
+#define EBX   0
+#define ESI   4
+#define EDI   8
+#define EBP  12
+#define ESP  16
+#define EIP  20
+#define MXCSR 24
+#define FCW  28
+/* MXCSR bits 0-5 are exception flags (status, caller-saved); 6-15 are
+ * DAZ, exception masks, rounding control and FZ (control, callee-saved). */
+#define MXCSR_CONTROL 0xffc0
+
+/* -fcf-protection: as on x86_64 (see there), marked entry points but no
+ * GNU property note claiming CET support. */
+#ifdef __CET__
+#define ENTRY_MARK endbr32
+#else
+#define ENTRY_MARK
+#endif
+
+	.text
+
+/* ---- The save: the caller's callee-saved state into the context at \ctx.
+ * After the pop, the arguments start at (%esp). */
+.macro SAVE_CALLER ctx
+	pop	%ecx		/* the return address: where the caller resumes */
+	mov	%ebx, EBX(\ctx)
+	mov	%esi, ESI(\ctx)
+	mov	%edi, EDI(\ctx)
+	mov	%ebp, EBP(\ctx)
+	mov	%esp, ESP(\ctx)	/* after the pop: as it will be after a return */
+	mov	%ecx, EIP(\ctx)
+#ifdef __SSE__
+	stmxcsr	MXCSR(\ctx)
+#endif
+	fnstcw	FCW(\ctx)
+.endm
+
+/* ---- The switch: the save, then the restore of *to
+ * void coroutine_switch_context(context *from (4(%esp)), const context *to (8(%esp))) */
+FUNCTION coroutine_switch_context
+	ENTRY_MARK
+	mov	4(%esp), %eax	/* from */
+	mov	8(%esp), %edx	/* to */
+	SAVE_CALLER %eax
+
+	/* Reload the x87 control word or MXCSR only if *to's differ. */
+	movzwl	FCW(%eax), %ecx
+	cmp	FCW(%edx), %cx
+	jne	LOCAL(load_fcw)
+LOCAL(fcw_loaded):
+#ifdef __SSE__
+	mov	MXCSR(%eax), %ecx
+	xor	MXCSR(%edx), %ecx
+	test	$MXCSR_CONTROL, %ecx
+	jnz	LOCAL(load_mxcsr)
+LOCAL(mxcsr_loaded):
+#endif
+
+	mov	EBX(%edx), %ebx
+	mov	ESI(%edx), %esi
+	mov	EDI(%edx), %edi
+	mov	EBP(%edx), %ebp
+	mov	ESP(%edx), %esp
+	jmp	*EIP(%edx)	/* "return" from the call that saved *to */
+
+LOCAL(load_fcw):
+	fldcw	FCW(%edx)
+	jmp	LOCAL(fcw_loaded)
+
+#ifdef __SSE__
+LOCAL(load_mxcsr):		/* ecx: current MXCSR ^ *to's */
+	and	$MXCSR_CONTROL, %ecx
+	xor	MXCSR(%eax), %ecx	/* *to's control bits, the current flags */
+	/*
+	 * ldmxcsr reads memory only.  i386 has no red zone below esp (a signal
+	 * handler may write there), but the argument slots above it belong to
+	 * the called function, as a C function that assigns to a parameter
+	 * writes there: from's slot is free, eax holds from.
+	 */
+	mov	%ecx, (%esp)
+	ldmxcsr	(%esp)
+	jmp	LOCAL(mxcsr_loaded)
+#endif
+END_FUNCTION coroutine_switch_context
+
+/*
+ * ---- The first-entry trampoline
+ * void coroutine_start_context(context *from (4(%esp)), char *top (8(%esp)),
+ *                              void (*entry)(struct schedule *) (12(%esp)),
+ *                              struct schedule *S (16(%esp)))
+ * The new coroutine runs with the caller's FP control state, as a function
+ * it called would.
+ */
+FUNCTION coroutine_start_context
+	ENTRY_MARK
+	mov	4(%esp), %eax	/* from */
+	SAVE_CALLER %eax
+	mov	4(%esp), %ecx	/* top (the pop moved the arguments up by 4) */
+	mov	8(%esp), %edx	/* entry */
+	mov	12(%esp), %eax	/* S */
+	and	$-16, %ecx
+	mov	%ecx, %esp
+	/*
+	 * The unwind entry covers only the call on the new stack and says that
+	 * it has no caller: backtraces and unwinders stop here instead of
+	 * reading whatever lies above the top of the run stack.
+	 */
+	.cfi_startproc
+	.cfi_undefined eip
+	xor	%ebp, %ebp	/* ends frame-pointer chains here too */
+	sub	$12, %esp	/* 12 + the 4 of S: esp % 16 == 0 at the call */
+	push	%eax
+	call	*%edx
+	ud2			/* entry returned: it must leave by a switch */
+	.cfi_endproc
+END_FUNCTION coroutine_start_context
 
 #elif defined(__aarch64__) && defined(__ELF__) && !defined(__ILP32__)
 /* ======================================================================
@@ -340,8 +514,258 @@ coroutine_start_context:
 	.popsection
 #endif
 
+#elif defined(__arm__) && defined(__ELF__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7 && (__ARM_FP & 8)
+/* ======================================================================
+ * armv7, AAPCS with the VFP (hard-float) variant (ELF, gnueabihf).
+ * "Procedure Call Standard for the Arm Architecture", section 6.1 (Machine
+ * Registers): r4-r11 and sp are callee-saved, lr holds the return address,
+ * d8-d15 (s16-s31) are callee-saved; sp is 8-byte aligned at a public
+ * interface.  Of FPSCR, the standard makes the exception-control bits
+ * (8-12, 15), the rounding mode (22-23) and flush-to-zero (24) global
+ * state that only support functions change, and the condition flags,
+ * saturation and cumulative exception bits (0-4, 7, 27-31) not preserved:
+ * as on the other targets, a coroutine keeps its own control bits and
+ * shares the flags with main.
+ *
+ * Context layout (CONTEXT_WORDS 27 in coroutine.cpp):
+ *
+ *   offset  bytes  holds
+ *        0     32  r4 ... r11
+ *       32      4  lr    the resume address, bit 0 set for Thumb code
+ *       36      4  sp
+ *       40      4  FPSCR
+ *       44     64  d8 ... d15
+ *
+ * Interworking: Debian's compiler emits Thumb-2 code by default (-mthumb),
+ * and a program may mix Thumb and ARM code.  This file is assembled in the
+ * compiler's instruction set; FUNCTION's %function type makes the linker
+ * set bit 0 of the address of a Thumb entry point (so that a call from ARM
+ * code switches to Thumb); the resume is a bx and the call of entry a blx,
+ * which switch to the instruction set that bit 0 of the address names.
+ * ====================================================================== */
+#define R4     0
+#define LR    32
+#define SP    36
+#define FPSCR 40
+#define D8    44
+/* FPSCR bits 8-12 and 15 (trap enables), 22-23 (rounding mode), 24 (FZ),
+ * 25 (default NaN) and 26 (alternative half precision) are control. */
+#define FPSCR_CONTROL 0x07c09f00
+
+	.syntax unified
+#ifdef __thumb__
+	.thumb
 #else
-#error "asm_switch.S supports x86_64 (System V ELF) and aarch64 (AAPCS64 ELF) only; build coroutine.cpp without -DCOROUTINE_ASM to use the ucontext backend"
+	.arm
+#endif
+	/* ARM's unwinder reads .ARM.exidx (see .cantunwind below); the CFI is
+	 * for debuggers, as the compiler emits it. */
+	.cfi_sections .debug_frame
+	.text
+
+/* ---- The save: the caller's callee-saved state into the context at \ctx,
+ * leaving the current FPSCR in r12 for the restore to compare. */
+.macro SAVE_CALLER ctx
+	stmia	\ctx, {r4-r11, lr}	/* lr: where the caller resumes */
+	mov	r12, sp			/* Thumb's stm cannot store sp */
+	str	r12, [\ctx, #SP]
+	add	r12, \ctx, #D8
+	vstmia	r12, {d8-d15}
+	vmrs	r12, fpscr
+	str	r12, [\ctx, #FPSCR]
+.endm
+
+/* ---- The switch: the save, then the restore of *to
+ * void coroutine_switch_context(context *from (r0), const context *to (r1)) */
+FUNCTION coroutine_switch_context
+	SAVE_CALLER r0
+
+	/* Reload FPSCR only if *to's control bits differ. */
+	ldr	r2, [r1, #FPSCR]
+	eor	r2, r2, r12		/* the bits that differ */
+	movw	r3, #(FPSCR_CONTROL & 0xffff)
+	movt	r3, #(FPSCR_CONTROL >> 16)
+	tst	r2, r3
+	bne	LOCAL(load_fpscr)
+LOCAL(fpscr_loaded):
+
+	add	r2, r1, #D8
+	vldmia	r2, {d8-d15}
+	ldr	r2, [r1, #SP]
+	mov	sp, r2
+	ldmia	r1, {r4-r11, lr}
+	bx	lr		/* "return" from the call that saved *to, in its instruction set */
+
+LOCAL(load_fpscr):
+	and	r2, r2, r3		/* the control bits that differ */
+	eor	r12, r12, r2		/* *to's control bits, the current flags */
+	vmsr	fpscr, r12
+	b	LOCAL(fpscr_loaded)
+END_FUNCTION coroutine_switch_context
+
+/*
+ * ---- The first-entry trampoline
+ * void coroutine_start_context(context *from (r0), char *top (r1),
+ *                              void (*entry)(struct schedule *) (r2),
+ *                              struct schedule *S (r3))
+ * The new coroutine runs with the caller's FPSCR, as a function it called
+ * would.
+ */
+FUNCTION coroutine_start_context
+	SAVE_CALLER r0
+	bic	r1, r1, #7	/* sp % 8 == 0 at a public interface */
+	mov	sp, r1
+	/*
+	 * The unwind entries cover only the call on the new stack and say that
+	 * it has no caller: .cantunwind for the EHABI unwinder (exceptions,
+	 * backtrace(3)), an undefined lr (r14) for debuggers.  Both stop here
+	 * instead of reading whatever lies above the top of the run stack.
+	 */
+	.fnstart
+	.cantunwind
+	.cfi_startproc
+	.cfi_undefined 14
+	mov	r7, #0		/* end frame-pointer chains here too: r7 is */
+	mov	r11, #0		/* Thumb code's frame pointer, r11 ARM code's */
+	mov	r0, r3
+	blx	r2		/* entry may be Thumb or ARM code: bit 0 says */
+	udf	#0		/* entry returned: it must leave by a switch */
+	.cfi_endproc
+	.fnend
+END_FUNCTION coroutine_start_context
+
+#elif defined(__riscv) && defined(__ELF__) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
+/* ======================================================================
+ * riscv64, LP64D (ELF).  "RISC-V ELF psABI", Integer and Floating-point
+ * Register Conventions: s0-s11 (s0 is the frame pointer) and sp are
+ * callee-saved, ra holds the return address, fs0-fs11 are callee-saved
+ * under the D ABI; sp is 16-byte aligned on entry to a function.  The
+ * psABI gives fcsr thread storage duration, as C11 gives <fenv.h>; as on
+ * the other targets, a coroutine keeps its own rounding mode (frm, the
+ * control field of fcsr) and shares the accrued exception flags (fflags)
+ * with main.
+ *
+ * Context layout (CONTEXT_WORDS 27 in coroutine.cpp):
+ *
+ *   offset  bytes  holds
+ *        0      8  ra    the resume address
+ *        8      8  sp
+ *       16     96  s0 ... s11
+ *      112     96  fs0 ... fs11
+ *      208      8  frm   (the rounding mode of fcsr)
+ * ====================================================================== */
+#define RA    0
+#define SP    8
+#define S0   16
+#define FS0 112
+#define FRM 208
+
+	.text
+
+/* ---- The save: the caller's callee-saved state into the context at \ctx,
+ * leaving the current rounding mode in t0 for the restore to compare. */
+.macro SAVE_CALLER ctx
+	sd	ra, RA(\ctx)	/* where the caller resumes */
+	sd	sp, SP(\ctx)
+	sd	s0, S0+0(\ctx)
+	sd	s1, S0+8(\ctx)
+	sd	s2, S0+16(\ctx)
+	sd	s3, S0+24(\ctx)
+	sd	s4, S0+32(\ctx)
+	sd	s5, S0+40(\ctx)
+	sd	s6, S0+48(\ctx)
+	sd	s7, S0+56(\ctx)
+	sd	s8, S0+64(\ctx)
+	sd	s9, S0+72(\ctx)
+	sd	s10, S0+80(\ctx)
+	sd	s11, S0+88(\ctx)
+	fsd	fs0, FS0+0(\ctx)
+	fsd	fs1, FS0+8(\ctx)
+	fsd	fs2, FS0+16(\ctx)
+	fsd	fs3, FS0+24(\ctx)
+	fsd	fs4, FS0+32(\ctx)
+	fsd	fs5, FS0+40(\ctx)
+	fsd	fs6, FS0+48(\ctx)
+	fsd	fs7, FS0+56(\ctx)
+	fsd	fs8, FS0+64(\ctx)
+	fsd	fs9, FS0+72(\ctx)
+	fsd	fs10, FS0+80(\ctx)
+	fsd	fs11, FS0+88(\ctx)
+	frrm	t0
+	sd	t0, FRM(\ctx)
+.endm
+
+/* ---- The switch: the save, then the restore of *to
+ * void coroutine_switch_context(context *from (a0), const context *to (a1)) */
+FUNCTION coroutine_switch_context
+	SAVE_CALLER a0
+
+	/* Reload the rounding mode only if *to's differs. */
+	ld	t1, FRM(a1)
+	bne	t0, t1, LOCAL(load_frm)
+LOCAL(frm_loaded):
+
+	ld	ra, RA(a1)
+	ld	sp, SP(a1)
+	ld	s0, S0+0(a1)
+	ld	s1, S0+8(a1)
+	ld	s2, S0+16(a1)
+	ld	s3, S0+24(a1)
+	ld	s4, S0+32(a1)
+	ld	s5, S0+40(a1)
+	ld	s6, S0+48(a1)
+	ld	s7, S0+56(a1)
+	ld	s8, S0+64(a1)
+	ld	s9, S0+72(a1)
+	ld	s10, S0+80(a1)
+	ld	s11, S0+88(a1)
+	fld	fs0, FS0+0(a1)
+	fld	fs1, FS0+8(a1)
+	fld	fs2, FS0+16(a1)
+	fld	fs3, FS0+24(a1)
+	fld	fs4, FS0+32(a1)
+	fld	fs5, FS0+40(a1)
+	fld	fs6, FS0+48(a1)
+	fld	fs7, FS0+56(a1)
+	fld	fs8, FS0+64(a1)
+	fld	fs9, FS0+72(a1)
+	fld	fs10, FS0+80(a1)
+	fld	fs11, FS0+88(a1)
+	ret			/* to ra: "return" from the call that saved *to */
+
+LOCAL(load_frm):
+	fsrm	t1		/* writes frm only, not the flags */
+	j	LOCAL(frm_loaded)
+END_FUNCTION coroutine_switch_context
+
+/*
+ * ---- The first-entry trampoline
+ * void coroutine_start_context(context *from (a0), char *top (a1),
+ *                              void (*entry)(struct schedule *) (a2),
+ *                              struct schedule *S (a3))
+ * The new coroutine runs with the caller's rounding mode, as a function it
+ * called would.
+ */
+FUNCTION coroutine_start_context
+	SAVE_CALLER a0
+	andi	a1, a1, -16	/* sp must be 16-byte aligned */
+	mv	sp, a1
+	/*
+	 * The unwind entry covers only the call on the new stack and says that
+	 * it has no caller: backtraces and unwinders stop here instead of
+	 * reading whatever lies above the top of the run stack.
+	 */
+	.cfi_startproc
+	.cfi_undefined ra
+	li	s0, 0		/* a zero frame pointer ends frame chains here too */
+	mv	a0, a3
+	jalr	a2
+	unimp			/* entry returned: it must leave by a switch */
+	.cfi_endproc
+END_FUNCTION coroutine_start_context
+
+#else
+#error "asm_switch.S supports x86_64 (System V), i386 (System V), aarch64 (AAPCS64), armv7 (AAPCS, hard float) and riscv64 (LP64D), all ELF; build coroutine.cpp without -DCOROUTINE_ASM to use the ucontext backend"
 #endif
 
 /* The stack need not be executable (without this note the linker assumes it must). */

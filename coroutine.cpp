@@ -47,6 +47,9 @@ static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 
 /* ---- The context switch backends -------------------------------------- */
 
+/* Where a switch saves a coroutine or main: each backend defines it. */
+typedef struct coroutine_context context;
+
 #if COROUTINE_ASM
 /*
  * asm_switch.S saves the callee-saved registers, the stack pointer and the
@@ -55,15 +58,20 @@ static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
  */
 #if defined(__x86_64__) && !defined(__ILP32__)
 #define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
+#elif defined(__i386__) && defined(__ELF__)
+#define CONTEXT_WORDS 8  /* ebx esi edi ebp esp eip, MXCSR, x87 control word */
 #elif defined(__aarch64__) && !defined(__ILP32__)
 #define CONTEXT_WORDS 22 /* x19-x30, d8-d15, sp, FPCR */
+#elif defined(__arm__) && defined(__ELF__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7 && (__ARM_FP & 8)
+#define CONTEXT_WORDS 27 /* r4-r11 lr sp, FPSCR, d8-d15 (two words each) */
+#elif defined(__riscv) && defined(__ELF__) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
+#define CONTEXT_WORDS 27 /* ra sp s0-s11, fs0-fs11, frm */
 #else
-#error "COROUTINE_ASM=1 supports x86_64 (System V) and aarch64 (AAPCS64) only; build without it to use ucontext"
+#error "COROUTINE_ASM=1 supports x86_64 (System V), i386 (System V), aarch64 (AAPCS64), armv7 (AAPCS, hard float) and riscv64 (LP64D), all ELF; build without it to use ucontext"
 #endif
 struct coroutine_context {
 	void *word[CONTEXT_WORDS];
 };
-typedef struct coroutine_context context;
 extern "C" {
 /* Saves the caller in *from, then continues wherever *to was saved. */
 void coroutine_switch_context(context *from, const context *to);
@@ -73,8 +81,20 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
 #define LEAVE_CONTEXT(from, to) coroutine_switch_context(from, to)
 #else
+#if defined(__linux__) && !defined(__GLIBC__)
+/* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
+#error "this C library has no swapcontext for the ucontext backend: build coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
+#endif
 #include <ucontext.h>
-typedef ucontext_t context;
+/*
+ * Derived from ucontext_t rather than the same type: on riscv64, glibc's
+ * ucontext_t holds a zero-size array (room kept for sigset_t to grow to 128
+ * bytes, which glibc's already is), and g++ -Wpedantic rejects a struct
+ * that holds such a struct as a member, though the array takes no room.
+ * As a base class it is accepted, and a context * still converts to the
+ * ucontext_t * that the ucontext calls take.
+ */
+struct coroutine_context : ucontext_t {};
 #define SWITCH_CONTEXT(from, to) swapcontext(from, to)
 /* For a switch never to come back: setcontext only restores, where
  * swapcontext would first save the whole FP environment (a tenth of the
