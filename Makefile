@@ -131,7 +131,7 @@ $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 
 # The core checks without CMocka, for targets that have none (see test/driver.c).
 $(O)/driver: $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
-	$(CLINK) $(LDFLAGS) $^ -o $@
+	$(CLINK) $(LDFLAGS) $^ -lm -o $@
 
 # test_alloc makes the library's allocations fail on demand.
 $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
