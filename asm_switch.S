@@ -517,15 +517,15 @@ coroutine_start_context:
 #elif defined(__arm__) && defined(__ELF__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7 && (__ARM_FP & 8)
 /* ======================================================================
  * armv7, AAPCS with the VFP (hard-float) variant (ELF, gnueabihf).
- * "Procedure Call Standard for the Arm Architecture", section 6.1 (Machine
- * Registers): r4-r11 and sp are callee-saved, lr holds the return address,
- * d8-d15 (s16-s31) are callee-saved; sp is 8-byte aligned at a public
- * interface.  Of FPSCR, the standard makes the exception-control bits
- * (8-12, 15), the rounding mode (22-23) and flush-to-zero (24) global
- * state that only support functions change, and the condition flags,
- * saturation and cumulative exception bits (0-4, 7, 27-31) not preserved:
- * as on the other targets, a coroutine keeps its own control bits and
- * shares the flags with main.
+ * "Procedure Call Standard for the Arm Architecture" (AAPCS32), Machine
+ * Registers: r4-r11 and sp are callee-saved, lr holds the return address,
+ * d8-d15 (s16-s31) are callee-saved; Stack constraints at a public
+ * interface: sp is 8-byte aligned at a call.  Of FPSCR, the standard makes
+ * the exception-control bits (8-12, 15), the rounding mode (22-23) and
+ * flush-to-zero (24) global state that only support functions change, and
+ * the condition flags, saturation and cumulative exception bits (0-4, 7,
+ * 27-31) not preserved: as on the other targets, a coroutine keeps its own
+ * control bits and shares the flags with main.
  *
  * Context layout (CONTEXT_WORDS 27 in coroutine.cpp):
  *
@@ -613,7 +613,7 @@ END_FUNCTION coroutine_switch_context
  */
 FUNCTION coroutine_start_context
 	SAVE_CALLER r0
-	bic	r1, r1, #7	/* sp % 8 == 0 at a public interface */
+	bic	r1, r1, #15	/* 16 as elsewhere; AAPCS asks for 8 at a call */
 	mov	sp, r1
 	/*
 	 * The unwind entries cover only the call on the new stack and say that
