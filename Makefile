@@ -462,6 +462,7 @@ help:
 	@echo "make cross-test   the suite for aarch64, armv7 and i686, driver and outputs for riscv64,"
 	@echo "                  both backends, under qemu-user (-j2 runs two targets at a time)"
 	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"
+	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"
 	@echo "make valgrind     the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"
