@@ -16,6 +16,8 @@ ASM      ?= 0
 B        ?= build
 RUN      ?=
 EMULATOR ?=
+# The file name suffix of programs: .exe when building for Windows.
+EXE      ?=
 
 # ucontext: swapcontext(3).  asm: asm_switch.S (`make ASM=1`).
 BACKENDS := ucontext asm
@@ -101,10 +103,10 @@ $(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
 
 shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
-$(O)/main: main.cpp coroutine.h $(O)/libcoroutine.a
+$(O)/main$(EXE): main.cpp coroutine.h $(O)/libcoroutine.a
 	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
 
-examples: $(addprefix $(O)/examples/,$(EXAMPLES))
+examples: $(addprefix $(O)/examples/,$(addsuffix $(EXE),$(EXAMPLES)))
 
 $(O)/examples/%.o: examples/%.c coroutine.h
 	@mkdir -p $(@D)
@@ -115,7 +117,7 @@ $(O)/examples/%.o: examples/%.cpp coroutine.h
 	$(CXX) $(CPPFLAGS) -I. $(WARN) $(CXXFLAGS) -c $< -o $@
 
 # C examples are linked with the C driver, the C++ one with the C++ driver.
-$(O)/examples/%: $(O)/examples/%.o $(O)/libcoroutine.a
+$(O)/examples/%$(EXE): $(O)/examples/%.o $(O)/libcoroutine.a
 	$(if $(filter $(EXAMPLES_CXX),$*),$(CXX),$(CLINK)) $(LDFLAGS) $^ -o $@
 
 # ---- The test suite -----------------------------------------------------------
@@ -130,8 +132,14 @@ $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ $(TESTLIBS) -o $@
 
 # The core checks without CMocka, for targets that have none (see test/driver.c).
-$(O)/driver: $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
+$(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -lm -o $@
+
+# What the Windows switch owes Windows: the TIB's stack fields, the end of
+# unwinding, home space, xmm6-xmm15, FP control, __chkstk (test/win_stack.c;
+# Windows only).
+$(O)/win_stack$(EXE): $(O)/win_stack.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
 $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
@@ -294,6 +302,43 @@ musl-test:
 	$(MUSL_GCC) -std=c++11 -fsyntax-only coroutine.cpp 2>&1 | grep -F 'build coroutine.cpp with -DCOROUTINE_ASM=1'
 	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl CC=$(MUSL_GCC) CXX=$(MUSL_GCC) EXAMPLES_CXX= \
 		TESTS=driver check-no-cxx-runtime check check-outputs
+
+# ---- Windows x64 (MinGW-w64) under wine --------------------------------------------
+# Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
+# so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
+# the demo and the examples are compared with their expected output, and the
+# core checks run without it (test/driver.c), with test/win_stack.c.  wine's
+# state lives in the build folder; creating it takes seconds, once.
+MINGW ?= x86_64-w64-mingw32-
+WINE  ?= wine
+WIN_B := $(B)/windows
+WINEPREFIX_DIR := $(CURDIR)/$(WIN_B)/wineprefix
+WINE_ENV := env WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all
+WINE_RUN := $(WINE_ENV) $(WINE)
+# __USE_MINGW_ANSI_STDIO: C99 printf (%zu) in the test programs too.
+WINDOWS_VARS := B=$(WIN_B) BACKEND=asm EXE=.exe CC=$(MINGW)gcc CXX=$(MINGW)g++ AR=$(MINGW)ar \
+	CPPFLAGS="$(CPPFLAGS) -D__USE_MINGW_ANSI_STDIO=1" LDFLAGS="$(LDFLAGS) -static"
+WIN_PROGRAMS := main $(addprefix examples/,$(EXAMPLES)) driver win_stack
+EXPECT_OUTPUT := test/expect_output.sh
+
+.PHONY: windows-test windows-programs
+windows-programs: $(addprefix $(O)/,$(addsuffix $(EXE),$(WIN_PROGRAMS)))
+
+$(WINEPREFIX_DIR)/system.reg:
+	mkdir -p $(WINEPREFIX_DIR)
+	$(WINE_RUN) wineboot --init >/dev/null 2>&1
+
+windows-test: $(WINEPREFIX_DIR)/system.reg
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) windows-programs
+	@# One wineserver for all the runs (it leaves 10 s after the last).
+	$(WINE_ENV) wineserver -p10
+	@$(EXPECT_OUTPUT) examples/main.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/main.exe
+	@$(EXPECT_OUTPUT) examples/game.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/examples/game.exe
+	@$(EXPECT_OUTPUT) examples/generator.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/examples/generator.exe
+	@$(EXPECT_OUTPUT) examples/script.expected examples/script.stderr 1 $(WINE_RUN) $(WIN_B)/asm/examples/script.exe \
+		examples/scripts/bad.txt examples/scripts/bells.txt examples/scripts/hello.txt
+	$(WINE_RUN) $(WIN_B)/asm/driver.exe
+	$(WINE_RUN) $(WIN_B)/asm/win_stack.exe
 
 # ---- Memory-safety tools -------------------------------------------------------
 # sanitize: the suite under ASan+UBSan; valgrind: under memcheck.  Both run
@@ -463,6 +508,8 @@ help:
 	@echo "                  both backends, under qemu-user (-j2 runs two targets at a time)"
 	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
+	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
+	@echo "                  win_stack under wine"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"
 	@echo "make valgrind     the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"

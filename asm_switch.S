@@ -11,11 +11,14 @@
  *
  *   void coroutine_start_context(context *from, char *top,
  *                                void (*entry)(struct schedule *),
- *                                struct schedule *S);
+ *                                struct schedule *S,
+ *                                char *bottom, char *reservation);
  *       Saves the caller in *from, moves the stack pointer to top (rounded
  *       down to 16 bytes, the alignment the ABI demands at a call) and calls
  *       entry(S), S whole in the first argument register.  entry never
- *       returns; if it did, the instruction after the call traps.
+ *       returns; if it did, the instruction after the call traps.  bottom
+ *       and reservation, the lowest addresses of the run stack and of its
+ *       mapping, are for Windows (see its section); the others ignore them.
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
@@ -45,26 +48,36 @@
  * they differ: an FP division that merely set a sticky flag costs nothing.
  * When it does reload MXCSR it keeps the current status flags.
  *
- * Visibility: both symbols are .hidden.  Hidden symbols still link between
- * the objects of one link (so a static libcoroutine.a works as usual), but
- * they are not exported from a shared object or executable built from it:
- * a shared library does not leak two internal names, and calls from
- * coroutine.o bind directly instead of through the PLT.
+ * Visibility: both symbols are hidden (.hidden on ELF, .private_extern on
+ * Mach-O; on Windows nothing is exported unless asked).  Hidden symbols
+ * still link between the objects of one link (so a static libcoroutine.a
+ * works as usual), but they are not exported from a shared object or
+ * executable built from it: a shared library does not leak two internal
+ * names, and calls from coroutine.o bind directly instead of through the
+ * PLT.
  *
- * One section per architecture, each with the same shape: the layout of
- * the context, the save, the restore, the first-entry trampoline.
+ * One section per ABI, each with the same shape: the layout of the
+ * context, the save, the restore, the first-entry trampoline.  A section
+ * serves every object format of its ABI through the macros of the
+ * object-format layer below.
  */
 
-/* ---- Object-format macros: ELF only -------------------------------------
- * (To be replaced by the block that also covers Mach-O and COFF.)
- * FUNCTION opens an entry point: global but hidden (see Visibility above),
- * typed as a function (on ARM that is what makes the linker set the Thumb
- * bit of its address) and aligned.  END_FUNCTION gives it its size for
- * debuggers and profilers.  LOCAL(x) names a label that stays out of the
- * symbol table.
- */
+/* ======================================================================
+ * The object-format layer: what differs between ELF (Linux), Mach-O
+ * (macOS) and COFF (Windows) is here, so that every section below reads
+ * the same on each.
+ *
+ *   FUNCTION name      opens an entry point: global, not exported from a
+ *                      shared object, aligned, its label
+ *   END_FUNCTION name  closes it (ELF records its size)
+ *   LOCAL(x)           a label that stays out of the symbol table
+ *
+ * gas macros, not cpp ones: on Apple arm64 ';' starts a comment, so a cpp
+ * macro cannot hold two statements; clang's integrated assembler reads gas
+ * macros too.
+ * ====================================================================== */
+#if defined(__ELF__)
 #define LOCAL(x) .L##x
-
 .macro FUNCTION name
 	.globl	\name
 	.hidden	\name
@@ -72,14 +85,44 @@
 	.p2align 4
 \name:
 .endm
-
 .macro END_FUNCTION name
 	.size	\name, .-\name
 .endm
+#elif defined(__APPLE__)
+/* Mach-O: C names carry a leading underscore, .private_extern is .hidden,
+ * and local labels start with L. */
+#define LOCAL(x) L##x
+.macro FUNCTION name
+	.globl	_\name
+	.private_extern	_\name
+	.p2align 4
+_\name:
+.endm
+.macro END_FUNCTION name
+.endm
+#elif defined(_WIN32)
+/* COFF on a PE target: a symbol is exported from a DLL only when asked
+ * (dllexport), so global is as hidden as it gets; .def gives it the
+ * "function" type (storage class 2 = external, type 32 = function). */
+#define LOCAL(x) .L##x
+.macro FUNCTION name
+	.globl	\name
+	.def	\name
+	.scl	2
+	.type	32
+	.endef
+	.p2align 4
+\name:
+.endm
+.macro END_FUNCTION name
+.endm
+#else
+#error "asm_switch.S knows the ELF, Mach-O and COFF object formats only"
+#endif
 
-#if defined(__x86_64__) && defined(__ELF__) && !defined(__ILP32__)
+#if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 /* ======================================================================
- * x86_64, System V ABI (ELF).  "System V Application Binary Interface,
+ * x86_64, System V ABI (ELF on Linux, Mach-O on macOS).  "System V Application Binary Interface,
  * AMD64 Architecture Processor Supplement", section 3.2 (Function Calling
  * Sequence): Figure 3.4 lists the callee-saved registers, the MXCSR
  * control bits and the x87 control word among them; rsp + 8 is a multiple
@@ -147,11 +190,7 @@
 
 /* ---- The switch: the save, then the restore of *to
  * void coroutine_switch_context(context *from (rdi), const context *to (rsi)) */
-	.globl	coroutine_switch_context
-	.hidden	coroutine_switch_context
-	.type	coroutine_switch_context, @function
-	.p2align 4
-coroutine_switch_context:
+FUNCTION coroutine_switch_context
 	ENTRY_MARK
 	SAVE_CALLER %rdi
 
@@ -159,12 +198,12 @@ coroutine_switch_context:
 	mov	MXCSR(%rdi), %eax
 	xor	MXCSR(%rsi), %eax
 	test	$MXCSR_CONTROL, %eax
-	jnz	.Lload_mxcsr
-.Lmxcsr_loaded:
+	jnz	LOCAL(load_mxcsr)
+LOCAL(mxcsr_loaded):
 	movzwl	FCW(%rdi), %eax
 	cmp	FCW(%rsi), %ax
-	jne	.Lload_fcw
-.Lfcw_loaded:
+	jne	LOCAL(load_fcw)
+LOCAL(fcw_loaded):
 
 	mov	RBX(%rsi), %rbx
 	mov	RBP(%rsi), %rbp
@@ -175,31 +214,28 @@ coroutine_switch_context:
 	mov	RSP(%rsi), %rsp
 	jmp	*RIP(%rsi)	/* "return" from the call that saved *to */
 
-.Lload_mxcsr:			/* eax: current MXCSR ^ *to's */
+LOCAL(load_mxcsr):			/* eax: current MXCSR ^ *to's */
 	and	$MXCSR_CONTROL, %eax
 	xor	MXCSR(%rdi), %eax	/* *to's control bits, the current flags */
 	mov	%eax, -8(%rsp)	/* ldmxcsr reads memory only; the red zone is free */
 	ldmxcsr	-8(%rsp)
-	jmp	.Lmxcsr_loaded
+	jmp	LOCAL(mxcsr_loaded)
 
-.Lload_fcw:
+LOCAL(load_fcw):
 	fldcw	FCW(%rsi)
-	jmp	.Lfcw_loaded
-	.size	coroutine_switch_context, .-coroutine_switch_context
+	jmp	LOCAL(fcw_loaded)
+END_FUNCTION coroutine_switch_context
 
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (rdi), char *top (rsi),
  *                              void (*entry)(struct schedule *) (rdx),
- *                              struct schedule *S (rcx))
- * The new coroutine runs with the caller's FP control state, as a function
+ *                              struct schedule *S (rcx),
+ *                              char *bottom (r8), char *reservation (r9))
+ * bottom and reservation are for Windows only: ignored.  The new coroutine runs with the caller's FP control state, as a function
  * it called would.
  */
-	.globl	coroutine_start_context
-	.hidden	coroutine_start_context
-	.type	coroutine_start_context, @function
-	.p2align 4
-coroutine_start_context:
+FUNCTION coroutine_start_context
 	ENTRY_MARK
 	SAVE_CALLER %rdi
 	and	$-16, %rsi	/* rsp % 16 == 0 at a call, 8 at the callee's entry */
@@ -216,7 +252,224 @@ coroutine_start_context:
 	call	*%rdx
 	ud2			/* entry returned: it must leave by a switch */
 	.cfi_endproc
-	.size	coroutine_start_context, .-coroutine_start_context
+END_FUNCTION coroutine_start_context
+
+#elif defined(__x86_64__) && defined(_WIN32)
+/* ======================================================================
+ * x86_64, Microsoft x64 ABI (COFF, MinGW-w64 GNU assembler syntax).
+ * "x64 calling convention" and "x64 ABI conventions" (Microsoft Learn,
+ * learn.microsoft.com/cpp/build/x64-calling-convention and
+ * .../x64-software-conventions): arguments in rcx, rdx, r8, r9, then on
+ * the stack above a 32-byte home space that the caller reserves for the
+ * callee; rbx, rbp, rdi, rsi, r12-r15 and xmm6-xmm15 are callee-saved
+ * (nonvolatile), and so are the control bits of MXCSR and the x87 control
+ * word; rsp is 16-byte aligned at a call, so rsp + 8 is at the callee's
+ * entry.  There is no red zone: memory below rsp may be overwritten at any
+ * time.
+ *
+ * Windows also keeps the bounds of the running stack in the Thread
+ * Information Block, at fixed offsets from gs ("TEB" and "NT_TIB" in
+ * winnt.h): StackBase (gs:0x08, the top), StackLimit (gs:0x10, the lowest
+ * committed address) and DeallocationStack (gs:0x1478, the base of the
+ * stack's reservation).  The unwinder (C++ exceptions, longjmp, stack
+ * backtraces) rejects frames outside [StackLimit, StackBase), MSVC's stack
+ * probe (__chkstk) compares rsp with StackLimit, and the stack-growth
+ * logic reads all three: they must describe the run stack while a
+ * coroutine runs and the thread's stack in main.  So they are part of the
+ * context, like rsp.  (MinGW's probe, ___chkstk_ms, touches every page
+ * without reading them.)  The run stack is committed whole, so
+ * StackLimit, its lowest committed address, is its bottom.
+ *
+ * Context layout (CONTEXT_WORDS 34 in coroutine.cpp):
+ *
+ *   offset  bytes  holds
+ *        0      8  rbx
+ *        8      8  rbp
+ *       16      8  rdi
+ *       24      8  rsi
+ *       32      8  r12
+ *       40      8  r13
+ *       48      8  r14
+ *       56      8  r15
+ *       64      8  rsp   as the caller sees it after the call returns
+ *       72      8  rip   the resume address (the call's return address)
+ *       80      8  StackBase          (gs:0x08)
+ *       88      8  StackLimit         (gs:0x10)
+ *       96      8  DeallocationStack  (gs:0x1478)
+ *      104      4  MXCSR (SSE control and status)
+ *      108      2  x87 control word
+ *      110      2  unused
+ *      112    160  xmm6 ... xmm15 (16 bytes each; the context is only
+ *                  8-byte aligned, hence movups rather than movaps)
+ * ====================================================================== */
+#define RBX   0
+#define RBP   8
+#define RDI  16
+#define RSI  24
+#define R12  32
+#define R13  40
+#define R14  48
+#define R15  56
+#define RSP  64
+#define RIP  72
+#define STACK_BASE  80
+#define STACK_LIMIT 88
+#define DEALLOCATION_STACK 96
+#define MXCSR 104
+#define FCW  108
+#define XMM6 112
+/* The TIB's stack fields, as gs-relative addresses. */
+#define TIB_STACK_BASE  %gs:0x08
+#define TIB_STACK_LIMIT %gs:0x10
+#define TIB_DEALLOCATION_STACK %gs:0x1478
+/* MXCSR bits 0-5 are exception flags (status, volatile); 6-15 are DAZ,
+ * exception masks, rounding control and FZ (control, nonvolatile). */
+#define MXCSR_CONTROL 0xffc0
+
+	.text
+
+/* ---- The save: the caller's nonvolatile state into the context at \ctx */
+.macro SAVE_CALLER ctx
+	pop	%rax		/* the return address: where the caller resumes */
+	mov	%rax, RIP(\ctx)
+	mov	%rbx, RBX(\ctx)
+	mov	%rbp, RBP(\ctx)
+	mov	%rdi, RDI(\ctx)
+	mov	%rsi, RSI(\ctx)
+	mov	%r12, R12(\ctx)
+	mov	%r13, R13(\ctx)
+	mov	%r14, R14(\ctx)
+	mov	%r15, R15(\ctx)
+	mov	%rsp, RSP(\ctx)	/* after the pop: as it will be after a return */
+	mov	TIB_STACK_BASE, %rax
+	mov	%rax, STACK_BASE(\ctx)
+	mov	TIB_STACK_LIMIT, %rax
+	mov	%rax, STACK_LIMIT(\ctx)
+	mov	TIB_DEALLOCATION_STACK, %rax
+	mov	%rax, DEALLOCATION_STACK(\ctx)
+	stmxcsr	MXCSR(\ctx)
+	fnstcw	FCW(\ctx)
+	movups	%xmm6, XMM6+0*16(\ctx)
+	movups	%xmm7, XMM6+1*16(\ctx)
+	movups	%xmm8, XMM6+2*16(\ctx)
+	movups	%xmm9, XMM6+3*16(\ctx)
+	movups	%xmm10, XMM6+4*16(\ctx)
+	movups	%xmm11, XMM6+5*16(\ctx)
+	movups	%xmm12, XMM6+6*16(\ctx)
+	movups	%xmm13, XMM6+7*16(\ctx)
+	movups	%xmm14, XMM6+8*16(\ctx)
+	movups	%xmm15, XMM6+9*16(\ctx)
+.endm
+
+/*
+ * ---- The switch: the save, then the restore of *to
+ * void coroutine_switch_context(context *from (rcx), const context *to (rdx))
+ * No unwind info (.seh_proc): a function without it is taken for a leaf
+ * whose return address is at rsp, and nothing here can raise an exception
+ * for an unwinder to look at anyway.
+ */
+FUNCTION coroutine_switch_context
+	SAVE_CALLER %rcx
+
+	/* Reload MXCSR or the x87 control word only if *to's differ. */
+	mov	MXCSR(%rcx), %eax
+	xor	MXCSR(%rdx), %eax
+	test	$MXCSR_CONTROL, %eax
+	jnz	LOCAL(load_mxcsr)
+LOCAL(mxcsr_loaded):
+	movzwl	FCW(%rcx), %eax
+	cmp	FCW(%rdx), %ax
+	jne	LOCAL(load_fcw)
+LOCAL(fcw_loaded):
+
+	/* The TIB describes *to's stack before rsp moves onto it. */
+	mov	STACK_BASE(%rdx), %rax
+	mov	%rax, TIB_STACK_BASE
+	mov	STACK_LIMIT(%rdx), %rax
+	mov	%rax, TIB_STACK_LIMIT
+	mov	DEALLOCATION_STACK(%rdx), %rax
+	mov	%rax, TIB_DEALLOCATION_STACK
+	movups	XMM6+0*16(%rdx), %xmm6
+	movups	XMM6+1*16(%rdx), %xmm7
+	movups	XMM6+2*16(%rdx), %xmm8
+	movups	XMM6+3*16(%rdx), %xmm9
+	movups	XMM6+4*16(%rdx), %xmm10
+	movups	XMM6+5*16(%rdx), %xmm11
+	movups	XMM6+6*16(%rdx), %xmm12
+	movups	XMM6+7*16(%rdx), %xmm13
+	movups	XMM6+8*16(%rdx), %xmm14
+	movups	XMM6+9*16(%rdx), %xmm15
+	mov	RBX(%rdx), %rbx
+	mov	RBP(%rdx), %rbp
+	mov	RDI(%rdx), %rdi
+	mov	RSI(%rdx), %rsi
+	mov	R12(%rdx), %r12
+	mov	R13(%rdx), %r13
+	mov	R14(%rdx), %r14
+	mov	R15(%rdx), %r15
+	mov	RSP(%rdx), %rsp
+	jmp	*RIP(%rdx)	/* "return" from the call that saved *to */
+
+LOCAL(load_mxcsr):			/* eax: current MXCSR ^ *to's */
+	and	$MXCSR_CONTROL, %eax
+	xor	MXCSR(%rcx), %eax	/* *to's control bits, the current flags */
+	/*
+	 * ldmxcsr reads memory only, and there is no red zone.  But rsp (after
+	 * the pop) points at the home space, which the caller reserved for
+	 * this function: its first slot is ours to write.
+	 */
+	mov	%eax, (%rsp)
+	ldmxcsr	(%rsp)
+	jmp	LOCAL(mxcsr_loaded)
+
+LOCAL(load_fcw):
+	fldcw	FCW(%rdx)
+	jmp	LOCAL(fcw_loaded)
+END_FUNCTION coroutine_switch_context
+
+/*
+ * ---- The first-entry trampoline
+ * void coroutine_start_context(context *from (rcx), char *top (rdx),
+ *                              void (*entry)(struct schedule *) (r8),
+ *                              struct schedule *S (r9),
+ *                              char *bottom (rsp + 40),
+ *                              char *reservation (rsp + 48))
+ * bottom and reservation are the lowest addresses of the run stack and of
+ * its mapping (the guard region below it): the new StackLimit and
+ * DeallocationStack.  The new coroutine runs with the caller's FP control
+ * state, as a function it called would.
+ */
+FUNCTION coroutine_start_context
+	SAVE_CALLER %rcx
+	mov	32(%rsp), %r10	/* bottom, above the home space (after the pop) */
+	mov	40(%rsp), %r11	/* reservation */
+	and	$-16, %rdx
+	mov	%rdx, TIB_STACK_BASE
+	mov	%r10, TIB_STACK_LIMIT
+	mov	%r11, TIB_DEALLOCATION_STACK
+	/*
+	 * The top word of the run stack is a null return address: the frame
+	 * below it is entered as if called from nowhere, so rsp % 16 == 8, as
+	 * at any function's entry.
+	 */
+	lea	-8(%rdx), %rsp
+	movq	$0, (%rsp)
+	/*
+	 * The unwind info covers only this frame on the run stack: 40 bytes
+	 * (entry's 32-byte home space, 8 to align the call), then the null
+	 * return address.  An unwinder that reaches it stops there (a zero
+	 * return address ends the chain) instead of reading whatever lies above
+	 * the top of the run stack, and the frame is inside StackBase.
+	 */
+	.seh_proc coroutine_start_context
+	sub	$40, %rsp
+	.seh_stackalloc 40
+	.seh_endprologue
+	mov	%r9, %rcx
+	call	*%r8
+	ud2			/* entry returned: it must leave by a switch */
+	.seh_endproc
+END_FUNCTION coroutine_start_context
 
 #elif defined(__i386__) && defined(__ELF__)
 /* ======================================================================
@@ -370,13 +623,15 @@ FUNCTION coroutine_start_context
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
 
-#elif defined(__aarch64__) && defined(__ELF__) && !defined(__ILP32__)
+#elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 /* ======================================================================
- * aarch64, AAPCS64 (ELF).  "Procedure Call Standard for the Arm 64-bit
+ * aarch64, AAPCS64 (ELF on Linux, Mach-O on macOS).  "Procedure Call Standard for the Arm 64-bit
  * Architecture": x19-x29 and sp are callee-saved, x30 is the link
  * register (the return address), the low 64 bits of v8-v15 (d8-d15) are
  * callee-saved, FPCR's mode fields are preserved across calls, and sp is
- * 16-byte aligned whenever it is used to access memory.
+ * 16-byte aligned whenever it is used to access memory.  x18 is the
+ * platform register: Apple's "Writing ARM64 code for Apple platforms"
+ * reserves it, so it is neither saved nor touched here.
  *
  * Context layout (CONTEXT_WORDS 22 in coroutine.cpp):
  *
@@ -438,11 +693,7 @@ END_FUNCTION coroutine_start_context
 
 /* ---- The switch: the save, then the restore of *to
  * void coroutine_switch_context(context *from (x0), const context *to (x1)) */
-	.globl	coroutine_switch_context
-	.hidden	coroutine_switch_context
-	.type	coroutine_switch_context, %function
-	.p2align 4
-coroutine_switch_context:
+FUNCTION coroutine_switch_context
 	ENTRY_MARK
 	SAVE_CALLER x0
 
@@ -460,27 +711,24 @@ coroutine_switch_context:
 	mov	sp, x9
 	/* FPCR has no status bits (those are in FPSR): compare it whole. */
 	cmp	x10, x11
-	b.ne	.Lload_fpcr
+	b.ne	LOCAL(load_fpcr)
 	ret			/* to x30: "return" from the call that saved *to */
 
-.Lload_fpcr:
+LOCAL(load_fpcr):
 	msr	fpcr, x11
 	ret
-	.size	coroutine_switch_context, .-coroutine_switch_context
+END_FUNCTION coroutine_switch_context
 
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (x0), char *top (x1),
  *                              void (*entry)(struct schedule *) (x2),
- *                              struct schedule *S (x3))
- * The new coroutine runs with the caller's FPCR, as a function it called
+ *                              struct schedule *S (x3),
+ *                              char *bottom (x4), char *reservation (x5))
+ * bottom and reservation are for Windows only: ignored.  The new coroutine runs with the caller's FPCR, as a function it called
  * would.
  */
-	.globl	coroutine_start_context
-	.hidden	coroutine_start_context
-	.type	coroutine_start_context, %function
-	.p2align 4
-coroutine_start_context:
+FUNCTION coroutine_start_context
 	ENTRY_MARK
 	SAVE_CALLER x0
 	and	x1, x1, #-16	/* sp must always be 16-byte aligned */
@@ -497,9 +745,9 @@ coroutine_start_context:
 	blr	x2
 	brk	#0x3e8		/* entry returned: it must leave by a switch */
 	.cfi_endproc
-	.size	coroutine_start_context, .-coroutine_start_context
+END_FUNCTION coroutine_start_context
 
-#ifdef __ARM_FEATURE_BTI_DEFAULT
+#if defined(__ARM_FEATURE_BTI_DEFAULT) && defined(__ELF__)
 /* GNU property note: GNU_PROPERTY_AARCH64_FEATURE_1_AND with the BTI bit. */
 	.pushsection .note.gnu.property, "a"
 	.p2align 3
@@ -765,8 +1013,10 @@ FUNCTION coroutine_start_context
 END_FUNCTION coroutine_start_context
 
 #else
-#error "asm_switch.S supports x86_64 (System V), i386 (System V), aarch64 (AAPCS64), armv7 (AAPCS, hard float) and riscv64 (LP64D), all ELF; build coroutine.cpp without -DCOROUTINE_ASM to use the ucontext backend"
+#error "asm_switch.S supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build coroutine.cpp without -DCOROUTINE_ASM to use the ucontext backend"
 #endif
 
+#ifdef __ELF__
 /* The stack need not be executable (without this note the linker assumes it must). */
 	.section .note.GNU-stack, "", %progbits
+#endif

@@ -12,17 +12,25 @@
  * The context switch itself is swapcontext(3) by default, or the small
  * assembly routine in asm_switch.S when built with -DCOROUTINE_ASM=1.
  */
+
+/* Before any system header, since they read them: see "The platform". */
+#if defined(__APPLE__) && !COROUTINE_ASM
+#define _XOPEN_SOURCE 700 /* <ucontext.h> wants it on Apple... */
+#define _DARWIN_C_SOURCE  /* ...which would hide MAP_ANONYMOUS */
+#endif
+#if defined(_WIN32) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1 /* MinGW: a C99 printf, for %zu and %td */
+#endif
+
 #include "coroutine.h"
 
 #include <limits.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #ifndef COROUTINE_STACK_SIZE
 #define COROUTINE_STACK_SIZE (1024 * 1024)
@@ -45,6 +53,84 @@ static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 
 #define NOINLINE __attribute__((noinline))
 
+/* ---- The platform: mapping the run stack, the size of a buffer ----------
+ *
+ * All that differs between Linux, macOS and Windows, apart from the context
+ * switch: map_guarded returns len bytes of fresh read-write memory whose
+ * lowest guard bytes fault at any touch (or NULL), unmap_guarded gives them
+ * back, and buffer_capacity says how many bytes a malloc'd block can hold.
+ */
+#if defined(_WIN32)
+#if !COROUTINE_ASM
+#error "Windows has no ucontext: compile coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
+#undef COROUTINE_ASM
+#define COROUTINE_ASM 1 /* so that the message above stays the only error */
+#endif
+#include <malloc.h>
+#include <windows.h>
+/* The printf that __USE_MINGW_ANSI_STDIO selected, for fail's format checks. */
+#define PRINTF_FORMAT __MINGW_PRINTF_FORMAT
+
+/* Reserved but never committed, the guard faults like a PROT_NONE page,
+ * and costs no commit charge. */
+static char *map_guarded(size_t guard, size_t len)
+{
+	char *base = (char *)VirtualAlloc(NULL, len, MEM_RESERVE, PAGE_NOACCESS);
+	if (base == NULL)
+		return NULL;
+	if (VirtualAlloc(base + guard, len - guard, MEM_COMMIT, PAGE_READWRITE) == NULL) {
+		VirtualFree(base, 0, MEM_RELEASE);
+		return NULL;
+	}
+	return base;
+}
+
+static void unmap_guarded(char *base, size_t len)
+{
+	(void)len; /* MEM_RELEASE frees the whole reservation */
+	VirtualFree(base, 0, MEM_RELEASE);
+}
+
+static size_t buffer_capacity(void *buffer)
+{
+	return _msize(buffer);
+}
+#else
+#include <sys/mman.h>
+#define PRINTF_FORMAT printf
+#if defined(__APPLE__)
+#include <malloc/malloc.h>
+#else
+#include <malloc.h>
+#endif
+
+static char *map_guarded(size_t guard, size_t len)
+{
+	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	if (mprotect(base, guard, PROT_NONE) != 0) {
+		munmap(base, len);
+		return NULL;
+	}
+	return base;
+}
+
+static void unmap_guarded(char *base, size_t len)
+{
+	munmap(base, len);
+}
+
+static size_t buffer_capacity(void *buffer)
+{
+#if defined(__APPLE__)
+	return malloc_size(buffer);
+#else
+	return malloc_usable_size(buffer);
+#endif
+}
+#endif
+
 /* ---- The context switch backends -------------------------------------- */
 
 /* Where a switch saves a coroutine or main: each backend defines it. */
@@ -56,18 +142,20 @@ typedef struct coroutine_context context;
  * resume address in a context of a few words (its layout is documented
  * there), and never touches the signal mask.
  */
-#if defined(__x86_64__) && !defined(__ILP32__)
+#if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 #define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
+#elif defined(__x86_64__) && defined(_WIN32)
+#define CONTEXT_WORDS 34 /* rbx rbp rdi rsi r12-r15 rsp rip, 3 TIB fields, MXCSR + x87 cw, xmm6-15 */
 #elif defined(__i386__) && defined(__ELF__)
 #define CONTEXT_WORDS 8  /* ebx esi edi ebp esp eip, MXCSR, x87 control word */
-#elif defined(__aarch64__) && !defined(__ILP32__)
+#elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 #define CONTEXT_WORDS 22 /* x19-x30, d8-d15, sp, FPCR */
 #elif defined(__arm__) && defined(__ELF__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7 && (__ARM_FP & 8)
 #define CONTEXT_WORDS 27 /* r4-r11 lr sp, FPSCR, d8-d15 (two words each) */
 #elif defined(__riscv) && defined(__ELF__) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
 #define CONTEXT_WORDS 27 /* ra sp s0-s11, fs0-fs11, frm */
 #else
-#error "COROUTINE_ASM=1 supports x86_64 (System V), i386 (System V), aarch64 (AAPCS64), armv7 (AAPCS, hard float) and riscv64 (LP64D), all ELF; build without it to use ucontext"
+#error "COROUTINE_ASM=1 supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build without it to use ucontext"
 #endif
 struct coroutine_context {
 	void *word[CONTEXT_WORDS];
@@ -75,8 +163,12 @@ struct coroutine_context {
 extern "C" {
 /* Saves the caller in *from, then continues wherever *to was saved. */
 void coroutine_switch_context(context *from, const context *to);
-/* Saves the caller in *from, then calls entry(S) on a fresh stack below top. */
-void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S);
+/* Saves the caller in *from, then calls entry(S) on a fresh stack below top.
+ * bottom and reservation (the lowest addresses of the run stack and of its
+ * mapping) are for Windows, whose thread block records a stack's bounds;
+ * the other targets ignore them. */
+void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S,
+			     char *bottom, char *reservation);
 }
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
 #define LEAVE_CONTEXT(from, to) coroutine_switch_context(from, to)
@@ -161,7 +253,7 @@ static thread_local volatile int asan_switching;
 /*
  * Its size matters: 100,000 suspended coroutines cost 100,000 of these
  * plus their saved slices.  So no field for the capacity of stack (malloc
- * knows it: malloc_usable_size), and an int for the size (the run stack
+ * knows it: buffer_capacity), and an int for the size (the run stack
  * fits in an int): 104 bytes with the asm backend on x86_64, a 112-byte
  * malloc block.
  */
@@ -203,7 +295,7 @@ struct schedule {
 
 /* ---- Misuse ------------------------------------------------------------ */
 
-__attribute__((noreturn, format(printf, 1, 2)))
+__attribute__((noreturn, format(PRINTF_FORMAT, 1, 2)))
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -315,7 +407,7 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 /* malloc knows how large a buffer is: no capacity field to keep. */
 static int buffer_holds(const char *buffer, size_t size)
 {
-	return buffer != NULL && malloc_usable_size((void *)buffer) >= size;
+	return buffer != NULL && buffer_capacity((void *)buffer) >= size;
 }
 
 /* Out of the way of the common case, where the slice fits where it was.
@@ -412,14 +504,9 @@ static void delete_coroutine(struct coroutine *C)
 
 static int map_run_stack(struct schedule *S)
 {
-	size_t len = GUARD_SIZE + MAPPED_STACK_SIZE;
-	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
+	char *base = map_guarded(GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
+	if (base == NULL)
 		return 0;
-	if (mprotect(base, GUARD_SIZE, PROT_NONE) != 0) {
-		munmap(base, len);
-		return 0;
-	}
 	S->stack = base + GUARD_SIZE;
 #if COROUTINE_VALGRIND
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
@@ -434,7 +521,7 @@ static void unmap_run_stack(struct schedule *S)
 #if COROUTINE_VALGRIND
 	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
 #endif
-	munmap(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
+	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 }
 
 /* Words of a bitmap of n bits. */
@@ -650,7 +737,7 @@ static void run_coroutine(struct schedule *S)
 static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
 	(void)C;
-	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S);
+	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S, S->stack, S->stack - GUARD_SIZE);
 }
 #else
 /* makecontext passes int arguments only, so the pointer travels in halves. */

@@ -1,0 +1,325 @@
+/*
+ * win_stack.c - what the Windows x64 switch owes Windows beyond registers
+ * (run by make windows-test under wine; Windows only):
+ *
+ *   - the Thread Information Block's stack fields (StackBase gs:0x08,
+ *     StackLimit gs:0x10, DeallocationStack gs:0x1478) describe the run
+ *     stack while a coroutine runs, on its first entry and after a resume,
+ *     and the thread's own stack again in main;
+ *   - a stack walk from inside a coroutine ends at the first-entry
+ *     trampoline instead of running on into whatever lies above the run
+ *     stack;
+ *   - xmm6-xmm15, nonvolatile in the Microsoft x64 ABI, survive a resume;
+ *   - a frame larger than a page (which the compiler probes with __chkstk)
+ *     works in a coroutine.
+ *
+ * It ends with the line "N passed, N failed" and exits non-zero on any
+ * failure.
+ */
+#include "coroutine.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <windows.h>
+
+static int passed, failed;
+
+static void report(const char *name, const char *why)
+{
+	if (why == NULL) {
+		passed++;
+		printf("ok   %s\n", name);
+	} else {
+		failed++;
+		printf("FAIL %s: %s\n", name, why);
+	}
+}
+
+/* ---- The stack fields of the Thread Information Block ------------------- */
+
+struct stack_fields {
+	char *base;         /* StackBase: the top */
+	char *limit;        /* StackLimit: the lowest committed address */
+	char *deallocation; /* DeallocationStack: the base of the reservation */
+};
+
+/* The TEB is where gs points.  (Read directly: through NtCurrentTeb,
+ * g++ 12 warns of an out-of-bounds array in MinGW's header.) */
+static struct stack_fields current_stack_fields(void)
+{
+	struct stack_fields f;
+	__asm__ volatile("mov %%gs:0x08, %0" : "=r"(f.base));
+	__asm__ volatile("mov %%gs:0x10, %0" : "=r"(f.limit));
+	__asm__ volatile("mov %%gs:0x1478, %0" : "=r"(f.deallocation));
+	return f;
+}
+
+static int same_fields(struct stack_fields a, struct stack_fields b)
+{
+	return a.base == b.base && a.limit == b.limit && a.deallocation == b.deallocation;
+}
+
+/* What VirtualQuery says of the page at address. */
+static MEMORY_BASIC_INFORMATION page_at(const void *address)
+{
+	MEMORY_BASIC_INFORMATION page;
+	if (VirtualQuery(address, &page, sizeof page) == 0)
+		memset(&page, 0, sizeof page);
+	return page;
+}
+
+static int is_read_write(MEMORY_BASIC_INFORMATION page)
+{
+	return page.State == MEM_COMMIT && page.Protect == PAGE_READWRITE;
+}
+
+/*
+ * Whether f describes the stack that holds the local at address: the
+ * committed pages from limit up to base, in one reservation that starts at
+ * deallocation, with no access just below limit (the guard region) and
+ * another reservation (or none) at base.
+ */
+static const char *fields_describe_stack_of(struct stack_fields f, const void *local)
+{
+	MEMORY_BASIC_INFORMATION lowest = page_at(f.limit), highest = page_at(f.base - 1);
+	MEMORY_BASIC_INFORMATION below = page_at(f.limit - 1), above = page_at(f.base);
+	if ((const char *)local < f.limit || (const char *)local >= f.base)
+		return "a local lies outside [StackLimit, StackBase)";
+	if ((char *)page_at(local).AllocationBase != f.deallocation)
+		return "DeallocationStack is not the base of the stack's reservation";
+	if (!is_read_write(lowest) || !is_read_write(highest))
+		return "[StackLimit, StackBase) is not all read-write memory";
+	if ((char *)lowest.AllocationBase != f.deallocation || (char *)highest.AllocationBase != f.deallocation)
+		return "[StackLimit, StackBase) spans more than the stack's reservation";
+	if (below.State == MEM_COMMIT && below.Protect != PAGE_NOACCESS)
+		return "the page below StackLimit is accessible, not the guard region";
+	if (above.State != MEM_FREE && (char *)above.AllocationBase == f.deallocation)
+		return "the stack's reservation goes on above StackBase";
+	return NULL;
+}
+
+struct tib_probe {
+	struct stack_fields main_fields; /* read in main before anything ran */
+	const char *first_entry;         /* what was wrong on the first entry */
+	const char *after_resume;        /* and after a yield and a resume */
+};
+
+static void read_fields_twice(struct schedule *S, void *ud)
+{
+	struct tib_probe *p = (struct tib_probe *)ud;
+	char local = 0;
+	p->first_entry = fields_describe_stack_of(current_stack_fields(), &local);
+	coroutine_yield(S);
+	p->after_resume = fields_describe_stack_of(current_stack_fields(), &local);
+}
+
+static const char *tib_in_coroutine(void)
+{
+	struct tib_probe probe;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, read_fields_twice, &probe);
+	probe.main_fields = current_stack_fields();
+	probe.first_entry = probe.after_resume = "never read";
+	coroutine_resume(S, id);
+	coroutine_resume(S, id);
+	coroutine_close(S);
+	return probe.first_entry != NULL ? probe.first_entry : probe.after_resume;
+}
+
+static const char *tib_in_main(void)
+{
+	struct tib_probe probe;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, read_fields_twice, &probe);
+	const char *why = NULL;
+	probe.main_fields = current_stack_fields();
+	coroutine_resume(S, id); /* the coroutine yields */
+	if (!same_fields(current_stack_fields(), probe.main_fields))
+		why = "after a yield, the TIB still describes another stack than main's";
+	coroutine_resume(S, id); /* the coroutine returns */
+	if (why == NULL && !same_fields(current_stack_fields(), probe.main_fields))
+		why = "after a coroutine returned, the TIB still describes another stack than main's";
+	coroutine_close(S);
+	return why;
+}
+
+/* ---- Stack walks end at the trampoline ------------------------------------ */
+
+#define MAX_FRAMES 64
+
+struct walk {
+	void *frames[MAX_FRAMES];
+	int n;
+};
+
+/*
+ * The frames from inside a coroutine: this function, the coroutine
+ * library's entry, the trampoline.  A walk that does not stop there goes on
+ * through the null word above the trampoline's frame or, worse, through
+ * main's stale frames.
+ */
+static void walk_stack(struct schedule *S, void *ud)
+{
+	struct walk *w = (struct walk *)ud;
+	(void)S;
+	w->n = RtlCaptureStackBackTrace(0, MAX_FRAMES, w->frames, NULL);
+}
+
+/* The image (exe or DLL) that holds code address pc. */
+static HMODULE module_of(void *pc)
+{
+	HMODULE module = NULL;
+	GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+			   (LPCSTR)pc, &module);
+	return module;
+}
+
+static const char *walk_ends_at_trampoline(void)
+{
+	static char why[160];
+	struct walk w;
+	struct schedule *S = coroutine_open();
+	coroutine_resume(S, coroutine_new(S, walk_stack, &w));
+	coroutine_close(S);
+	/* walk_stack, run_coroutine, the trampoline; at most a frame more if
+	 * the compiler adds one. */
+	if (w.n < 3 || w.n > 4) {
+		snprintf(why, sizeof why, "the walk from a coroutine found %d frames, not 3 or 4", w.n);
+		return why;
+	}
+	for (int i = 0; i < w.n; i++)
+		if (module_of(w.frames[i]) != GetModuleHandleA(NULL)) {
+			snprintf(why, sizeof why, "frame %d of the walk lies outside this program", i);
+			return why;
+		}
+	return NULL;
+}
+
+/* ---- xmm6-xmm15 survive a resume -------------------------------------------- */
+
+/* Fills xmm6-xmm15 with garbage and yields with it there. */
+static void clobber_xmm_and_yield(struct schedule *S, void *ud)
+{
+	(void)ud;
+	__asm__ volatile("pcmpeqd %%xmm6, %%xmm6\n\t"
+			 "pcmpeqd %%xmm7, %%xmm7\n\t"
+			 "pcmpeqd %%xmm8, %%xmm8\n\t"
+			 "pcmpeqd %%xmm9, %%xmm9\n\t"
+			 "pcmpeqd %%xmm10, %%xmm10\n\t"
+			 "pcmpeqd %%xmm11, %%xmm11\n\t"
+			 "pcmpeqd %%xmm12, %%xmm12\n\t"
+			 "pcmpeqd %%xmm13, %%xmm13\n\t"
+			 "pcmpeqd %%xmm14, %%xmm14\n\t"
+			 "pcmpeqd %%xmm15, %%xmm15"
+			 ::: "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+	coroutine_yield(S);
+}
+
+/*
+ * Loads in[] into xmm6-xmm15, calls coroutine_resume(S, id) and stores
+ * xmm6-xmm15 into out[], all in one asm statement so that no compiled code
+ * between them may use those registers.  The call gets the ABI's frame: rsp
+ * 16-byte aligned, 32 bytes of home space (rbx keeps the old rsp).
+ */
+static void resume_holding_xmm(struct schedule *S, int id, const uint64_t in[10], uint64_t out[10])
+{
+	__asm__ volatile("movq 0(%[in]), %%xmm6\n\t"
+			 "movq 8(%[in]), %%xmm7\n\t"
+			 "movq 16(%[in]), %%xmm8\n\t"
+			 "movq 24(%[in]), %%xmm9\n\t"
+			 "movq 32(%[in]), %%xmm10\n\t"
+			 "movq 40(%[in]), %%xmm11\n\t"
+			 "movq 48(%[in]), %%xmm12\n\t"
+			 "movq 56(%[in]), %%xmm13\n\t"
+			 "movq 64(%[in]), %%xmm14\n\t"
+			 "movq 72(%[in]), %%xmm15\n\t"
+			 "mov %%rsp, %%rbx\n\t"
+			 "and $-16, %%rsp\n\t"
+			 "sub $32, %%rsp\n\t"
+			 "call coroutine_resume\n\t"
+			 "mov %%rbx, %%rsp\n\t"
+			 "movq %%xmm6, 0(%%rdi)\n\t"
+			 "movq %%xmm7, 8(%%rdi)\n\t"
+			 "movq %%xmm8, 16(%%rdi)\n\t"
+			 "movq %%xmm9, 24(%%rdi)\n\t"
+			 "movq %%xmm10, 32(%%rdi)\n\t"
+			 "movq %%xmm11, 40(%%rdi)\n\t"
+			 "movq %%xmm12, 48(%%rdi)\n\t"
+			 "movq %%xmm13, 56(%%rdi)\n\t"
+			 "movq %%xmm14, 64(%%rdi)\n\t"
+			 "movq %%xmm15, 72(%%rdi)"
+			 : "+c"(S), "+d"(id)
+			 : [in] "r"(in), "D"(out)
+			 : "rax", "rbx", "r8", "r9", "r10", "r11", "memory", "cc",
+			   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+			   "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+
+static const char *xmm_survives_a_resume(void)
+{
+	static char why[96];
+	uint64_t in[10], out[10];
+	for (int i = 0; i < 10; i++)
+		in[i] = 0x0123456789abcdefu * (uint64_t)(i + 1);
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, clobber_xmm_and_yield, NULL);
+	resume_holding_xmm(S, id, in, out);
+	coroutine_close(S);
+	for (int i = 0; i < 10; i++)
+		if (out[i] != in[i]) {
+			snprintf(why, sizeof why, "xmm%d changed across a resume", i + 6);
+			return why;
+		}
+	return NULL;
+}
+
+/* ---- Frames larger than a page -------------------------------------------- */
+
+#define BIG_FRAME (64 * 1024)
+
+/* Its frame is larger than a page, so the compiler calls __chkstk (MinGW:
+ * ___chkstk_ms) to touch it page by page, top down. */
+__attribute__((noinline)) static int sum_of_big_frame(int seed)
+{
+	volatile unsigned char big[BIG_FRAME];
+	int sum = 0;
+	for (int i = 0; i < BIG_FRAME; i++)
+		big[i] = (unsigned char)(seed + i);
+	for (int i = 0; i < BIG_FRAME; i++)
+		sum += big[i];
+	return sum;
+}
+
+static void use_big_frames(struct schedule *S, void *ud)
+{
+	int *sums = (int *)ud;
+	sums[0] = sum_of_big_frame(1);
+	coroutine_yield(S);
+	sums[1] = sum_of_big_frame(1);
+}
+
+static const char *big_frames_work_in_a_coroutine(void)
+{
+	int sums[2] = { 0, 0 };
+	int expected = sum_of_big_frame(1);
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, use_big_frames, sums);
+	coroutine_resume(S, id);
+	coroutine_resume(S, id);
+	coroutine_close(S);
+	if (sums[0] != expected || sums[1] != expected)
+		return "a 64 KiB frame in a coroutine computed another sum than in main";
+	return NULL;
+}
+
+int main(void)
+{
+	report("the TIB describes the run stack inside a coroutine", tib_in_coroutine());
+	report("the TIB describes the thread's stack in main", tib_in_main());
+	report("a stack walk from a coroutine ends at the trampoline", walk_ends_at_trampoline());
+	report("xmm6-xmm15 survive a resume", xmm_survives_a_resume());
+	report("frames larger than a page work in a coroutine", big_frames_work_in_a_coroutine());
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
