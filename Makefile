@@ -340,6 +340,16 @@ windows-test: $(WINEPREFIX_DIR)/system.reg
 	$(WINE_RUN) $(WIN_B)/asm/driver.exe
 	$(WINE_RUN) $(WIN_B)/asm/win_stack.exe
 
+# ---- macOS (Mach-O): assembled and compared, not run ----------------------------
+# Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
+# must have the entry points and the instructions of the ELF object of the
+# same architecture (test/macos_check.sh).
+MACOS_TARGETS := x86_64-apple-macos10.15:x86_64-linux-gnu arm64-apple-macos11:aarch64-linux-gnu
+
+.PHONY: macos-check
+macos-check:
+	@for t in $(MACOS_TARGETS); do test/macos_check.sh asm_switch.S $(B)/macos $${t%%:*} $${t#*:} || exit 1; done
+
 # ---- Memory-safety tools -------------------------------------------------------
 # sanitize: the suite under ASan+UBSan; valgrind: under memcheck.  Both run
 # both backends, then deliberately buggy programs (test/bugs/): the target
@@ -510,6 +520,7 @@ help:
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
 	@echo "                  win_stack under wine"
+	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"
 	@echo "make valgrind     the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"

@@ -6,10 +6,12 @@
  *     StackLimit gs:0x10, DeallocationStack gs:0x1478) describe the run
  *     stack while a coroutine runs, on its first entry and after a resume,
  *     and the thread's own stack again in main;
- *   - a stack walk from inside a coroutine ends at the first-entry
- *     trampoline instead of running on into whatever lies above the run
- *     stack;
+ *   - unwinding from inside a coroutine ends at the first-entry
+ *     trampoline, at the top of the run stack, instead of running on into
+ *     whatever lies above it, and the trampoline calls the entry with its
+ *     32-byte home space;
  *   - xmm6-xmm15, nonvolatile in the Microsoft x64 ABI, survive a resume;
+ *   - the FP control state (MXCSR, x87 control word) is each coroutine's;
  *   - a frame larger than a page (which the compiler probes with __chkstk)
  *     works in a coroutine.
  *
@@ -100,7 +102,6 @@ static const char *fields_describe_stack_of(struct stack_fields f, const void *l
 }
 
 struct tib_probe {
-	struct stack_fields main_fields; /* read in main before anything ran */
 	const char *first_entry;         /* what was wrong on the first entry */
 	const char *after_resume;        /* and after a yield and a resume */
 };
@@ -119,12 +120,22 @@ static const char *tib_in_coroutine(void)
 	struct tib_probe probe;
 	struct schedule *S = coroutine_open();
 	int id = coroutine_new(S, read_fields_twice, &probe);
-	probe.main_fields = current_stack_fields();
 	probe.first_entry = probe.after_resume = "never read";
 	coroutine_resume(S, id);
 	coroutine_resume(S, id);
 	coroutine_close(S);
 	return probe.first_entry != NULL ? probe.first_entry : probe.after_resume;
+}
+
+/* The thread's own, read at the start of main before any coroutine ran:
+ * a test that broke them must not hide it from the next one. */
+static struct stack_fields thread_fields;
+
+/* Whether the TIB describes the thread's stack, in which local lies. */
+static int tib_is_the_threads(const void *local)
+{
+	struct stack_fields f = current_stack_fields();
+	return same_fields(f, thread_fields) && (const char *)local >= f.limit && (const char *)local < f.base;
 }
 
 static const char *tib_in_main(void)
@@ -133,66 +144,94 @@ static const char *tib_in_main(void)
 	struct schedule *S = coroutine_open();
 	int id = coroutine_new(S, read_fields_twice, &probe);
 	const char *why = NULL;
-	probe.main_fields = current_stack_fields();
 	coroutine_resume(S, id); /* the coroutine yields */
-	if (!same_fields(current_stack_fields(), probe.main_fields))
-		why = "after a yield, the TIB still describes another stack than main's";
+	if (!tib_is_the_threads(&probe))
+		why = "after a yield, the TIB does not describe the thread's stack";
 	coroutine_resume(S, id); /* the coroutine returns */
-	if (why == NULL && !same_fields(current_stack_fields(), probe.main_fields))
-		why = "after a coroutine returned, the TIB still describes another stack than main's";
+	if (why == NULL && !tib_is_the_threads(&probe))
+		why = "after a coroutine returned, the TIB does not describe the thread's stack";
 	coroutine_close(S);
 	return why;
 }
 
-/* ---- Stack walks end at the trampoline ------------------------------------ */
-
-#define MAX_FRAMES 64
-
-struct walk {
-	void *frames[MAX_FRAMES];
-	int n;
-};
+/* ---- Unwinding ends at the trampoline -------------------------------------- */
 
 /*
- * The frames from inside a coroutine: this function, the coroutine
- * library's entry, the trampoline.  A walk that does not stop there goes on
- * through the null word above the trampoline's frame or, worse, through
- * main's stale frames.
+ * Unwinds from inside a coroutine with Windows' own unwinder, frame by
+ * frame, as an exception dispatch or a stack walk would, until the return
+ * address is 0 (the end of a chain).  Records the stack pointer there and
+ * in the frame before (the trampoline's, at its call of the entry).
  */
-static void walk_stack(struct schedule *S, void *ud)
+struct unwind {
+	int frames;                /* unwound before reaching return address 0 */
+	DWORD64 end_rsp;           /* rsp "after returning" to address 0 */
+	DWORD64 trampoline_rsp;    /* rsp in the last frame, at its call */
+	struct stack_fields stack; /* the coroutine's TIB fields */
+};
+
+#define MAX_FRAMES 16
+
+__attribute__((noinline)) static void unwind_from_here(struct unwind *u)
 {
-	struct walk *w = (struct walk *)ud;
+	CONTEXT ctx;
+	RtlCaptureContext(&ctx);
+	u->stack = current_stack_fields();
+	for (u->frames = 0; ctx.Rip != 0 && u->frames < MAX_FRAMES; u->frames++) {
+		DWORD64 image, establisher;
+		void *handler_data;
+		u->trampoline_rsp = ctx.Rsp;
+		PRUNTIME_FUNCTION f = RtlLookupFunctionEntry(ctx.Rip, &image, NULL);
+		if (f == NULL) { /* a leaf: its return address is at rsp */
+			ctx.Rip = *(DWORD64 *)ctx.Rsp;
+			ctx.Rsp += 8;
+		} else {
+			RtlVirtualUnwind(UNW_FLAG_NHANDLER, image, ctx.Rip, f, &ctx, &handler_data, &establisher, NULL);
+		}
+	}
+	u->end_rsp = ctx.Rsp;
+}
+
+static void unwind_coroutine(struct schedule *S, void *ud)
+{
 	(void)S;
-	w->n = RtlCaptureStackBackTrace(0, MAX_FRAMES, w->frames, NULL);
+	unwind_from_here((struct unwind *)ud);
 }
 
-/* The image (exe or DLL) that holds code address pc. */
-static HMODULE module_of(void *pc)
+static struct unwind unwind_in_a_coroutine(void)
 {
-	HMODULE module = NULL;
-	GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
-			   (LPCSTR)pc, &module);
-	return module;
+	struct unwind u;
+	memset(&u, 0, sizeof u);
+	struct schedule *S = coroutine_open();
+	coroutine_resume(S, coroutine_new(S, unwind_coroutine, &u));
+	coroutine_close(S);
+	return u;
 }
 
-static const char *walk_ends_at_trampoline(void)
+/* The chain ends right at the top of the run stack, not above it. */
+static const char *unwinding_ends_at_the_top_of_the_run_stack(void)
 {
 	static char why[160];
-	struct walk w;
-	struct schedule *S = coroutine_open();
-	coroutine_resume(S, coroutine_new(S, walk_stack, &w));
-	coroutine_close(S);
-	/* walk_stack, run_coroutine, the trampoline; at most a frame more if
-	 * the compiler adds one. */
-	if (w.n < 3 || w.n > 4) {
-		snprintf(why, sizeof why, "the walk from a coroutine found %d frames, not 3 or 4", w.n);
+	struct unwind u = unwind_in_a_coroutine();
+	if (u.frames == MAX_FRAMES)
+		return "unwinding from a coroutine found no end";
+	if (u.end_rsp != (DWORD64)u.stack.base) {
+		snprintf(why, sizeof why, "unwinding ended at %lld bytes from the top of the run stack, not at the top",
+			 (long long)(u.end_rsp - (DWORD64)u.stack.base));
 		return why;
 	}
-	for (int i = 0; i < w.n; i++)
-		if (module_of(w.frames[i]) != GetModuleHandleA(NULL)) {
-			snprintf(why, sizeof why, "frame %d of the walk lies outside this program", i);
-			return why;
-		}
+	return NULL;
+}
+
+/* The trampoline calls the entry as the ABI says: rsp 16-byte aligned,
+ * with 32 bytes of home space between rsp and its own return address. */
+static const char *trampoline_gives_the_entry_home_space(void)
+{
+	struct unwind u = unwind_in_a_coroutine();
+	DWORD64 null_return_address = u.end_rsp - 8;
+	if (u.trampoline_rsp % 16 != 0)
+		return "the trampoline calls the entry with rsp not 16-byte aligned";
+	if (u.trampoline_rsp + 32 > null_return_address)
+		return "the trampoline calls the entry with less than 32 bytes of home space";
 	return NULL;
 }
 
@@ -201,7 +240,6 @@ static const char *walk_ends_at_trampoline(void)
 /* Fills xmm6-xmm15 with garbage and yields with it there. */
 static void clobber_xmm_and_yield(struct schedule *S, void *ud)
 {
-	(void)ud;
 	__asm__ volatile("pcmpeqd %%xmm6, %%xmm6\n\t"
 			 "pcmpeqd %%xmm7, %%xmm7\n\t"
 			 "pcmpeqd %%xmm8, %%xmm8\n\t"
@@ -214,6 +252,9 @@ static void clobber_xmm_and_yield(struct schedule *S, void *ud)
 			 "pcmpeqd %%xmm15, %%xmm15"
 			 ::: "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
 	coroutine_yield(S);
+	/* Something after the yield, so that it is not a tail call: before
+	 * one, the compiler would put back the caller's xmm6-xmm15 itself. */
+	*(volatile int *)ud = 1;
 }
 
 /*
@@ -262,8 +303,9 @@ static const char *xmm_survives_a_resume(void)
 	uint64_t in[10], out[10];
 	for (int i = 0; i < 10; i++)
 		in[i] = 0x0123456789abcdefu * (uint64_t)(i + 1);
+	int resumed = 0;
 	struct schedule *S = coroutine_open();
-	int id = coroutine_new(S, clobber_xmm_and_yield, NULL);
+	int id = coroutine_new(S, clobber_xmm_and_yield, &resumed);
 	resume_holding_xmm(S, id, in, out);
 	coroutine_close(S);
 	for (int i = 0; i < 10; i++)
@@ -272,6 +314,61 @@ static const char *xmm_survives_a_resume(void)
 			return why;
 		}
 	return NULL;
+}
+
+/* ---- The FP control state is the coroutine's own ----------------------------- */
+
+/* The rounding-control fields of MXCSR (bits 13-14) and of the x87
+ * control word (bits 10-11): 0 is round to nearest, 3 toward zero. */
+static unsigned rounding_of_mxcsr(void)
+{
+	unsigned mxcsr;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	return mxcsr >> 13 & 3;
+}
+
+static unsigned rounding_of_x87(void)
+{
+	unsigned short cw;
+	__asm__ volatile("fnstcw %0" : "=m"(cw));
+	return cw >> 10 & 3;
+}
+
+static void set_rounding_toward_zero(void)
+{
+	unsigned mxcsr;
+	unsigned short cw;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	mxcsr |= 3u << 13;
+	__asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(cw));
+	cw |= 3u << 10;
+	__asm__ volatile("fldcw %0" : : "m"(cw));
+}
+
+/* Rounds toward zero, yields, and records whether it still does after the resume. */
+static void round_toward_zero_across_a_yield(struct schedule *S, void *ud)
+{
+	int *kept = (int *)ud;
+	set_rounding_toward_zero();
+	coroutine_yield(S);
+	*kept = rounding_of_mxcsr() == 3 && rounding_of_x87() == 3;
+}
+
+static const char *rounding_mode_stays_with_its_coroutine(void)
+{
+	int kept = 0;
+	const char *why = NULL;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, round_toward_zero_across_a_yield, &kept);
+	coroutine_resume(S, id);
+	if (rounding_of_mxcsr() != 0 || rounding_of_x87() != 0)
+		why = "a coroutine's rounding mode leaked into main";
+	coroutine_resume(S, id);
+	coroutine_close(S);
+	if (why == NULL && !kept)
+		why = "a coroutine lost its rounding mode across a yield";
+	return why;
 }
 
 /* ---- Frames larger than a page -------------------------------------------- */
@@ -315,10 +412,13 @@ static const char *big_frames_work_in_a_coroutine(void)
 
 int main(void)
 {
+	thread_fields = current_stack_fields();
 	report("the TIB describes the run stack inside a coroutine", tib_in_coroutine());
 	report("the TIB describes the thread's stack in main", tib_in_main());
-	report("a stack walk from a coroutine ends at the trampoline", walk_ends_at_trampoline());
+	report("unwinding ends at the top of the run stack", unwinding_ends_at_the_top_of_the_run_stack());
+	report("the trampoline gives the entry its home space", trampoline_gives_the_entry_home_space());
 	report("xmm6-xmm15 survive a resume", xmm_survives_a_resume());
+	report("the rounding mode stays with its coroutine", rounding_mode_stays_with_its_coroutine());
 	report("frames larger than a page work in a coroutine", big_frames_work_in_a_coroutine());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
