@@ -313,8 +313,7 @@ MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
 WIN_B := $(B)/windows
 WINEPREFIX_DIR := $(CURDIR)/$(WIN_B)/wineprefix
-WINE_ENV := env WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all
-WINE_RUN := $(WINE_ENV) $(WINE)
+WINE_RUN := env WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE)
 # __USE_MINGW_ANSI_STDIO: C99 printf (%zu) in the test programs too.
 WINDOWS_VARS := B=$(WIN_B) BACKEND=asm EXE=.exe CC=$(MINGW)gcc CXX=$(MINGW)g++ AR=$(MINGW)ar \
 	CPPFLAGS="$(CPPFLAGS) -D__USE_MINGW_ANSI_STDIO=1" LDFLAGS="$(LDFLAGS) -static"
@@ -330,8 +329,6 @@ $(WINEPREFIX_DIR)/system.reg:
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) windows-programs
-	@# One wineserver for all the runs (it leaves 10 s after the last).
-	$(WINE_ENV) wineserver -p10
 	@$(EXPECT_OUTPUT) examples/main.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/main.exe
 	@$(EXPECT_OUTPUT) examples/game.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/examples/game.exe
 	@$(EXPECT_OUTPUT) examples/generator.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/examples/generator.exe
