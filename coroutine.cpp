@@ -67,6 +67,7 @@ static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 #define COROUTINE_ASM 1 /* so that the message above stays the only error */
 #endif
 #include <malloc.h>
+#define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
 #include <windows.h>
 /* The printf that __USE_MINGW_ANSI_STDIO selected, for fail's format checks. */
 #define PRINTF_FORMAT __MINGW_PRINTF_FORMAT
@@ -238,7 +239,8 @@ static thread_local volatile int asan_switching;
 	} while (0)
 #endif
 
-#if !defined(NVALGRIND) && defined(__has_include)
+/* valgrind runs no Windows programs (and its header assumes LP64 there). */
+#if !defined(NVALGRIND) && !defined(_WIN32) && defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
 #define COROUTINE_VALGRIND 1
