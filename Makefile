@@ -18,6 +18,9 @@ RUN      ?=
 EMULATOR ?=
 # The file name suffix of programs: .exe when building for Windows.
 EXE      ?=
+# Set when the programs write text with CRLF line ends (Windows): their
+# outputs are compared with the expected files as LF.
+TEXT_CRLF ?=
 
 # ucontext: swapcontext(3).  asm: asm_switch.S (`make ASM=1`).
 BACKENDS := ucontext asm
@@ -149,7 +152,7 @@ $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wr
 $(O)/test_examples: | $(addprefix $(O)/examples/,$(EXAMPLES)) $(O)/main
 
 # The suite against one build: $(RUN) runs each program (valgrind, qemu).
-check: $(addprefix $(O)/,$(TESTS))
+check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
 	@for t in $^; do echo "==" $(RUN) $$t; EMULATOR='$(EMULATOR)' $(RUN) $$t || exit 1; done
 
 # A library that needs the C++ runtime (mangled names, exceptions,
@@ -232,17 +235,21 @@ install-check:
 OUTPUT_ARGS_script   := $(sort $(wildcard examples/scripts/*.txt))
 OUTPUT_STATUS_script := 1
 
+# $(call program-name,PATH): the name of a program without directory and EXE.
+program-name = $(basename $(notdir $(1)))
+
 define check-output
-	@echo "==" $(RUN) $(1) $(OUTPUT_ARGS_$(notdir $(1)))
-	@$(RUN) $(1) $(OUTPUT_ARGS_$(notdir $(1))) > $(1).out 2> $(1).err; \
-		test $$? = $(or $(OUTPUT_STATUS_$(notdir $(1))),0) || { echo "$(1): wrong exit status"; exit 1; }
-	@cmp examples/$(notdir $(1)).expected $(1).out
-	@cmp $(or $(wildcard examples/$(notdir $(1)).stderr),/dev/null) $(1).err
+	@echo "==" $(RUN) $(1) $(OUTPUT_ARGS_$(call program-name,$(1)))
+	@$(RUN) $(1) $(OUTPUT_ARGS_$(call program-name,$(1))) > $(1).out 2> $(1).err; \
+		test $$? = $(or $(OUTPUT_STATUS_$(call program-name,$(1))),0) || { echo "$(1): wrong exit status"; exit 1; }
+	$(if $(TEXT_CRLF),@sed -i 's/\r$$//' $(1).out $(1).err)
+	@cmp examples/$(call program-name,$(1)).expected $(1).out
+	@cmp $(or $(wildcard examples/$(call program-name,$(1)).stderr),/dev/null) $(1).err
 
 endef
 
 .PHONY: check-outputs test-without-cmocka
-check-outputs: $(O)/main $(addprefix $(O)/examples/,$(EXAMPLES))
+check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLES)))
 	$(foreach p,$^,$(call check-output,$(p)))
 
 # What `test` checks, for a target without CMocka: test/driver.c and the outputs.
@@ -306,36 +313,27 @@ musl-test:
 # ---- Windows x64 (MinGW-w64) under wine --------------------------------------------
 # Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
-# the demo and the examples are compared with their expected output, and the
-# core checks run without it (test/driver.c), with test/win_stack.c.  wine's
-# state lives in the build folder; creating it takes seconds, once.
+# what runs is what test-without-cmocka runs (test/driver.c, and the demo's
+# and the examples' outputs), and test/win_stack.c.  wine's state lives in
+# the build folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
 WIN_B := $(B)/windows
 WINEPREFIX_DIR := $(CURDIR)/$(WIN_B)/wineprefix
 WINE_RUN := env WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE)
 # __USE_MINGW_ANSI_STDIO: C99 printf (%zu) in the test programs too.
-WINDOWS_VARS := B=$(WIN_B) BACKEND=asm EXE=.exe CC=$(MINGW)gcc CXX=$(MINGW)g++ AR=$(MINGW)ar \
+WINDOWS_VARS := B=$(WIN_B) BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" \
+	CC=$(MINGW)gcc CXX=$(MINGW)g++ AR=$(MINGW)ar \
 	CPPFLAGS="$(CPPFLAGS) -D__USE_MINGW_ANSI_STDIO=1" LDFLAGS="$(LDFLAGS) -static"
-WIN_PROGRAMS := main $(addprefix examples/,$(EXAMPLES)) driver win_stack
-EXPECT_OUTPUT := test/expect_output.sh
 
-.PHONY: windows-test windows-programs
-windows-programs: $(addprefix $(O)/,$(addsuffix $(EXE),$(WIN_PROGRAMS)))
+.PHONY: windows-test
 
 $(WINEPREFIX_DIR)/system.reg:
 	mkdir -p $(WINEPREFIX_DIR)
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) windows-programs
-	@$(EXPECT_OUTPUT) examples/main.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/main.exe
-	@$(EXPECT_OUTPUT) examples/game.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/examples/game.exe
-	@$(EXPECT_OUTPUT) examples/generator.expected /dev/null 0 $(WINE_RUN) $(WIN_B)/asm/examples/generator.exe
-	@$(EXPECT_OUTPUT) examples/script.expected examples/script.stderr 1 $(WINE_RUN) $(WIN_B)/asm/examples/script.exe \
-		examples/scripts/bad.txt examples/scripts/bells.txt examples/scripts/hello.txt
-	$(WINE_RUN) $(WIN_B)/asm/driver.exe
-	$(WINE_RUN) $(WIN_B)/asm/win_stack.exe
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack" check check-outputs
 
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
