@@ -152,7 +152,7 @@ $(O)/driver: $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -lm -o $@
 
 # test_alloc makes the library's allocations fail on demand.
-$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
+$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
 
 # test_examples runs the examples and the demo found beside it (under
 # $EMULATOR when set), checking their output against examples/*.expected.
@@ -324,9 +324,10 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Tests whose children must die of SIGSEGV or SIGABRT restore the default
 # handlers, ASan's included, so no ASAN_OPTIONS are needed for them.  Leak
 # checking is on by default on x86_64; it is asked for by name for others.
-# detect_stack_use_after_return stays off: it moves locals to the heap, and
-# test_stack finds the run stack through the address of a local.
-export ASAN_OPTIONS ?= detect_leaks=1
+# detect_stack_use_after_return moves locals to per-fiber "fake stacks" on
+# the heap: the library must free those of coroutines closed while
+# suspended, which the leak check then checks.
+export ASAN_OPTIONS ?= detect_leaks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS ?= print_stacktrace=1
 # --child-silent-after-fork: misuse tests fork children that abort on
 # purpose, with schedules still open.  The library registers the run stack
