@@ -182,10 +182,19 @@ check-shared: $(O)/$(SHLIB)
 # checks must not be asserts.
 NDEBUG_TESTS := test_misuse test_alloc
 
+# The API tests also run against the largest run stack the library accepts,
+# INT_MAX rounded down to 16: its sizes must not overflow on the way to
+# mmap.  On 64-bit targets only: the run stack takes 2 GiB of address space.
+MAX_STACK_SIZE := 2147483632
+MAX_STACK_TESTS := test_api
+LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
+
 test:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
 	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check
+	@if [ "$(LP64)" = 1 ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
+		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check; fi
 
 # ---- Install -----------------------------------------------------------------
 
@@ -394,11 +403,13 @@ fuzz:
 # -Werror builds and runs of the whole suite with g++ and clang++ at each of
 # these flag sets.  The dummy-variable save is what it guards: it is the part
 # most likely to break under another optimisation level or hardening flag.
-MATRIX_SETS := O0 O2 O3 protectall hardened
+MATRIX_SETS := O0 O2 O3 protectall stackclash hardened
 MATRIX_FLAGS_O0 := -O0 -g
 MATRIX_FLAGS_O2 := -O2 -g
 MATRIX_FLAGS_O3 := -O3 -g
 MATRIX_FLAGS_protectall := -O2 -g -fstack-protector-all
+# What README tells users to build coroutine code with: probes in every frame.
+MATRIX_FLAGS_stackclash := -O2 -g -fstack-clash-protection
 # Debian's hardening flags (dpkg-buildflags is in dpkg-dev).  Deferred (=):
 # dpkg-buildflags runs only for the matrix.
 HARDENING = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
@@ -490,7 +501,7 @@ help:
 	@echo "make valgrind     the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"
 	@echo "make fuzz         libFuzzer on random programs, SECONDS=60 per backend (needs clang)"
 	@echo "make matrix       -Werror builds and runs: g++/clang++ x -O0/-O2/-O3/-fstack-protector-all/"
-	@echo "                  Debian hardening, and coroutine.cpp alone as C++11..C++20"
+	@echo "                  -fstack-clash-protection/Debian hardening, and coroutine.cpp alone as C++11..C++20"
 	@echo "make bench        time both backends beside their floors: build/bench.csv, build/bench.png"
 	@echo "make bench-ir     instructions per operation of both backends, counted by callgrind"
 	@echo "make clean        remove everything built"
