@@ -176,19 +176,23 @@ static thread_local volatile int asan_switching;
  * std::uncaught_exceptions() says), laid out alike by libstdc++ and
  * libc++abi.  Main and each coroutine need their own, or a coroutine that
  * yields inside a catch handler rethrows whatever the next one caught.  So
- * it is swapped at every switch: main's waits in coroutine_resume's frame,
- * a coroutine's in its coroutine_yield's frame, inside its saved slice, so
- * that it costs struct coroutine no field.
+ * coroutine_resume swaps it around the switch: main's waits in its frame, a
+ * suspended coroutine's in struct coroutine.  (Kept in the coroutine's own
+ * frame instead, it would give coroutine_yield a frame: more instructions
+ * per switch, and more bytes in every slice than the field costs.)
  *
  * The library must link into a C program with no C++ runtime, so the
  * reference is weak: it resolves to the runtime's function when the program
  * has one (a program that catches an exception always does: the runtime's
  * catch code calls it, which also pulls it out of a static libstdc++.a or
- * libsupc++.a, MinGW-w64's -static included), and is NULL otherwise, when
- * there is nothing to swap.  On Apple (Mach-O), weak on an undefined symbol
- * means weak_import: NULL when the dylib that defines it is missing at run
- * time, but ld64 still wants a definition at link time, so a C program
- * linked with the C driver there also needs -Wl,-U,___cxa_get_globals.
+ * libsupc++.a), and is NULL otherwise, when there is nothing to swap.
+ * MinGW-w64 (PE): only a definition linked in statically resolves it, so
+ * a C++ program must be linked with -static or -static-libstdc++; against
+ * libstdc++-6.dll it stays NULL and the state is not swapped.  On Apple
+ * (Mach-O), weak on an undefined symbol means weak_import: NULL when the
+ * dylib that defines it is missing at run time, but ld64 still wants a
+ * definition at link time, so a C program linked with the C driver there
+ * also needs -Wl,-U,___cxa_get_globals.
  */
 struct eh_state {
 	void *caught;
@@ -199,10 +203,27 @@ struct eh_state {
 };
 extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
 
-/* The running thread's, or NULL in a program without a C++ runtime. */
+#if defined(__ELF__)
+/* See thread_mark below. */
+#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#define INITIAL_EXEC
+#endif
+
+/*
+ * The running thread's, or NULL in a program without a C++ runtime.  The
+ * runtime's answer is the same for the whole life of a thread, and costs a
+ * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
+ * it is asked once per thread and kept.
+ */
 static struct eh_state *thread_eh_state(void)
 {
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+	static thread_local struct eh_state *known INITIAL_EXEC;
+	if (__cxa_get_globals == NULL)
+		return NULL;
+	if (known == NULL)
+		known = __cxa_get_globals();
+	return known;
 }
 
 /*
@@ -215,11 +236,7 @@ static struct eh_state *thread_eh_state(void)
  * Initial-exec keeps finding it to an instruction or two in a shared
  * library too, where the default model would call __tls_get_addr.
  */
-#if defined(__ELF__)
-static thread_local char thread_mark __attribute__((tls_model("initial-exec")));
-#else
-static thread_local char thread_mark;
-#endif
+static thread_local char thread_mark INITIAL_EXEC;
 
 /* ---- The two structures ------------------------------------------------ */
 
@@ -228,8 +245,8 @@ static thread_local char thread_mark;
  * plus their saved slices.  So no field for the capacity of stack (malloc
  * knows it: malloc_usable_size), an int for the size (the run stack fits in
  * an int), and func shares its room with the thread mark, which only a
- * coroutine that has started needs: 104 bytes with the asm backend on
- * x86_64, a 112-byte malloc block.
+ * coroutine that has started needs: 120 bytes with the asm backend on
+ * x86_64, a 128-byte malloc block.
  */
 struct coroutine {
 	union {
@@ -238,6 +255,7 @@ struct coroutine {
 	};
 	void *ud;
 	char *stack;     /* the saved live slice; grows, never shrinks */
+	struct eh_state eh; /* its C++ exceptions while it is suspended */
 	int size;        /* bytes of the slice saved at stack */
 	int status;
 #if COROUTINE_ASAN
@@ -259,7 +277,6 @@ struct schedule {
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
-	struct eh_state *eh;         /* the resuming thread's: see eh_state */
 	context main;                /* where coroutine_yield returns to */
 #if COROUTINE_ASAN
 	void *main_fake_stack;
@@ -486,6 +503,7 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->func = func;
 	C->ud = ud;
 	C->stack = NULL;
+	C->eh = eh_state();
 	C->size = 0;
 	C->status = COROUTINE_READY;
 #if COROUTINE_ASAN
@@ -798,14 +816,12 @@ void coroutine_resume(struct schedule *S, int id)
 	}
 	S->running = id;
 	C->status = COROUTINE_RUNNING;
-	/* Main's exceptions wait here; C starts with none, or takes its own
-	 * back in coroutine_yield.  The yield comes back to this resume, on
-	 * this thread, so S->eh serves it too. */
+	/* Main's exceptions wait here while C has its own. */
 	struct eh_state main_eh;
-	struct eh_state *eh = S->eh = thread_eh_state();
+	struct eh_state *eh = thread_eh_state();
 	if (eh) {
 		main_eh = *eh;
-		*eh = eh_state();
+		*eh = C->eh;
 	}
 	asan_leave_main(S);
 	if (starting)
@@ -813,8 +829,10 @@ void coroutine_resume(struct schedule *S, int id)
 	else
 		SWITCH_CONTEXT(&S->main, &C->ctx);
 	asan_back_in_main(S);
-	if (eh)
+	if (eh) {
+		C->eh = *eh;
 		*eh = main_eh;
+	}
 	if (C->status == COROUTINE_DEAD) {
 		delete_coroutine(C);
 		empty_slot(S, id);
@@ -895,15 +913,8 @@ void coroutine_yield(struct schedule *S)
 	struct coroutine *C = S->co[id];
 	C->status = COROUTINE_SUSPEND;
 	S->running = -1;
-	/* This coroutine's exceptions wait in this frame, saved with the slice
-	 * (see eh_state); the resume parks main's and empties the thread's. */
-	struct eh_state mine;
-	if (S->eh)
-		mine = *S->eh;
 	suspend(S, C);
 	asan_enter_coroutine(S, C);
-	if (S->eh)
-		*S->eh = mine;
 }
 
 int coroutine_status(struct schedule *S, int id)
