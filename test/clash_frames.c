@@ -10,6 +10,8 @@
 char clash_protected_8_mib_frame(void)
 {
 	volatile char frame[8 * 1024 * 1024];
+	/* The array's address escapes: the compiler must give it all its bytes. */
+	__asm__ volatile("" : : "r"(frame) : "memory");
 	frame[0] = 1;
 	return frame[0];
 }
@@ -17,6 +19,8 @@ char clash_protected_8_mib_frame(void)
 char clash_protected_64_mib_frame(void)
 {
 	volatile char frame[64 * 1024 * 1024];
+	/* The array's address escapes: the compiler must give it all its bytes. */
+	__asm__ volatile("" : : "r"(frame) : "memory");
 	frame[0] = 1;
 	return frame[0];
 }

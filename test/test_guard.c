@@ -29,6 +29,8 @@ enum {
 __attribute__((noinline)) static char frame_just_past_the_run_stack(void)
 {
 	volatile char frame[RUN_STACK + 64 * 1024];
+	/* The array's address escapes: the compiler must give it all its bytes. */
+	__asm__ volatile("" : : "r"(frame) : "memory");
 	frame[0] = 1;
 	return frame[0];
 }
@@ -38,6 +40,8 @@ __attribute__((noinline)) static char frame_just_past_the_run_stack(void)
 __attribute__((noinline)) static char frame_of_twice_the_run_stack(void)
 {
 	volatile char frame[2 * RUN_STACK - 64 * 1024];
+	/* The array's address escapes: the compiler must give it all its bytes. */
+	__asm__ volatile("" : : "r"(frame) : "memory");
 	frame[0] = 1;
 	return frame[0];
 }
