@@ -184,7 +184,10 @@ NDEBUG_TESTS := test_misuse test_alloc
 
 # The API tests also run against the largest run stack the library accepts,
 # INT_MAX rounded down to 16: its sizes must not overflow on the way to
-# mmap.  On 64-bit targets only: the run stack takes 2 GiB of address space.
+# mmap.  On 64-bit targets only (the run stack takes 2 GiB of address
+# space), and not under an emulator: qemu-user keeps 12 MiB of its own
+# bookkeeping per 2 GiB mapping it has unmapped, which the test that close
+# gives back the address space would take for a leak.
 MAX_STACK_SIZE := 2147483632
 MAX_STACK_TESTS := test_api
 LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
@@ -193,7 +196,7 @@ test:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
 	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check
-	@if [ "$(LP64)" = 1 ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
+	@if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
 		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check; fi
 
 # ---- Install -----------------------------------------------------------------
