@@ -56,7 +56,7 @@ LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti
 CLINK ?= $(CC)
 TESTLIBS := -lcmocka -lpthread -lm
 # driver: the core checks without CMocka (test/driver.c), run here too.
-TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c))) driver
+TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c test/test_*.cpp))) driver
 EXAMPLES_C   := game generator
 EXAMPLES_CXX := script
 EXAMPLES     := $(EXAMPLES_C) $(EXAMPLES_CXX)
@@ -125,9 +125,27 @@ $(O)/examples/%$(EXE): $(O)/examples/%.o $(O)/libcoroutine.a
 
 # ---- The test suite -----------------------------------------------------------
 
+# The tests see the backend's macro: where the backends differ by design
+# (test_fpu), a test checks each one's promise.
 $(O)/%.o: test/%.c coroutine.h $(wildcard test/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -I. -c $< -o $@
+	$(CC) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) -I. -c $< -o $@
+
+# C++ tests (exceptions) are C++17 programs (std::uncaught_exceptions), built
+# and linked with the C++ driver.
+$(O)/%.o: test/%.cpp coroutine.h $(wildcard test/*.h)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) -I. -c $< -o $@
+
+$(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+# test_guard's largest frames come from code built with -fstack-clash-protection.
+$(O)/clash_frames.o: test/clash_frames.c test/clash_frames.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fstack-clash-protection -c $< -o $@
+
+$(O)/test_guard: $(O)/clash_frames.o
 
 $(O)/test_model.o: test/model.c
 
@@ -145,7 +163,7 @@ $(O)/win_stack$(EXE): $(O)/win_stack.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
-$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=mmap,--wrap=munmap
+$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
 
 # test_examples runs the examples and the demo found beside it (under
 # $EMULATOR when set), checking their output against examples/*.expected.
@@ -156,9 +174,12 @@ check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
 	@for t in $^; do echo "==" $(RUN) $$t; EMULATOR='$(EMULATOR)' $(RUN) $$t || exit 1; done
 
 # A library that needs the C++ runtime (mangled names, exceptions,
-# unwinding) would not link into a C program with the C driver.
+# unwinding) would not link into a C program with the C driver.  The one
+# exception is the weak reference to __cxa_get_globals (w: NULL when no
+# runtime is linked in), with which coroutine.cpp swaps exception state.
 check-no-cxx-runtime: $(O)/libcoroutine.a
-	@if nm -u $< | awk '{ print $$NF }' | grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_)'; then \
+	@if nm -u $< | grep -v '^ *w __cxa_get_globals$$' | awk '{ print $$NF }' \
+		| grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_)'; then \
 		echo "$< needs the C++ runtime for the symbols above"; exit 1; fi
 
 # The shared library exports the functions of coroutine.h, nothing else,
@@ -172,10 +193,22 @@ check-shared: $(O)/$(SHLIB)
 # checks must not be asserts.
 NDEBUG_TESTS := test_misuse test_alloc
 
+# The API tests also run against the largest run stack the library accepts,
+# INT_MAX rounded down to 16: its sizes must not overflow on the way to
+# mmap.  On 64-bit targets only (the run stack takes 2 GiB of address
+# space), and not under an emulator: qemu-user keeps 12 MiB of its own
+# bookkeeping per 2 GiB mapping it has unmapped, which the test that close
+# gives back the address space would take for a leak.
+MAX_STACK_SIZE := 2147483632
+MAX_STACK_TESTS := test_api
+LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
+
 test:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
 	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check
+	@if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
+		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check; fi
 
 # ---- Install -----------------------------------------------------------------
 
@@ -353,9 +386,10 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Tests whose children must die of SIGSEGV or SIGABRT restore the default
 # handlers, ASan's included, so no ASAN_OPTIONS are needed for them.  Leak
 # checking is on by default on x86_64; it is asked for by name for others.
-# detect_stack_use_after_return stays off: it moves locals to the heap, and
-# test_stack finds the run stack through the address of a local.
-export ASAN_OPTIONS ?= detect_leaks=1
+# detect_stack_use_after_return moves locals to per-fiber "fake stacks" on
+# the heap: the library must free those of coroutines closed while
+# suspended, which the leak check then checks.
+export ASAN_OPTIONS ?= detect_leaks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS ?= print_stacktrace=1
 # --child-silent-after-fork: misuse tests fork children that abort on
 # purpose, with schedules still open.  The library registers the run stack
@@ -422,11 +456,13 @@ fuzz:
 # -Werror builds and runs of the whole suite with g++ and clang++ at each of
 # these flag sets.  The dummy-variable save is what it guards: it is the part
 # most likely to break under another optimisation level or hardening flag.
-MATRIX_SETS := O0 O2 O3 protectall hardened
+MATRIX_SETS := O0 O2 O3 protectall stackclash hardened
 MATRIX_FLAGS_O0 := -O0 -g
 MATRIX_FLAGS_O2 := -O2 -g
 MATRIX_FLAGS_O3 := -O3 -g
 MATRIX_FLAGS_protectall := -O2 -g -fstack-protector-all
+# What README tells users to build coroutine code with: probes in every frame.
+MATRIX_FLAGS_stackclash := -O2 -g -fstack-clash-protection
 # Debian's hardening flags (dpkg-buildflags is in dpkg-dev).  Deferred (=):
 # dpkg-buildflags runs only for the matrix.
 HARDENING = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
@@ -521,7 +557,7 @@ help:
 	@echo "make valgrind     the suite under valgrind memcheck, both backends; memcheck must catch test/bugs/"
 	@echo "make fuzz         libFuzzer on random programs, SECONDS=60 per backend (needs clang)"
 	@echo "make matrix       -Werror builds and runs: g++/clang++ x -O0/-O2/-O3/-fstack-protector-all/"
-	@echo "                  Debian hardening, and coroutine.cpp alone as C++11..C++20"
+	@echo "                  -fstack-clash-protection/Debian hardening, and coroutine.cpp alone as C++11..C++20"
 	@echo "make bench        time both backends beside their floors: build/bench.csv, build/bench.png"
 	@echo "make bench-ir     instructions per operation of both backends, counted by callgrind"
 	@echo "make clean        remove everything built"

@@ -40,16 +40,27 @@
 
 /*
  * Below the run stack lies an inaccessible guard region, so that a coroutine
- * that runs off the end of the run stack dies of SIGSEGV at its first touch
- * instead of writing over whatever memory happens to be there.  It is 64 KiB
- * rather than one page so that a single large frame cannot step over it.
+ * that runs off the end of the run stack dies of SIGSEGV instead of writing
+ * over whatever memory happens to be there.  A frame only touches some of
+ * its bytes, so a large frame can jump over a small guard without touching
+ * it: the guard stops every frame of up to the run stack's size plus the
+ * guard's (for a frame entered at the top of the run stack).  1 MiB is
+ * Linux's own stack guard gap; beyond that only code built with
+ * -fstack-clash-protection, which touches every page of a large frame on
+ * the way down, is safe.  All in size_t: near INT_MAX, the sum does not fit
+ * in an int.
  */
-#define GUARD_SIZE (64 * 1024)
-#define MAPPED_STACK_SIZE (((STACK_SIZE) + GUARD_SIZE - 1) / GUARD_SIZE * GUARD_SIZE)
+#define GUARD_SIZE ((size_t)1024 * 1024)
+/* The run stack is mapped in whole pages: 64 KiB, the largest page size of
+ * the targets, keeps the guard's end on a page boundary everywhere. */
+#define MAP_UNIT ((size_t)64 * 1024)
+#define MAPPED_STACK_SIZE (((size_t)(STACK_SIZE) + MAP_UNIT - 1) / MAP_UNIT * MAP_UNIT)
 
 static_assert(STACK_SIZE % 16 == 0, "COROUTINE_STACK_SIZE must be a multiple of 16");
 static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16 KiB");
+/* The real bound: a slice's size is kept in an int (struct coroutine). */
 static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
+static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
 #define NOINLINE __attribute__((noinline))
 
@@ -250,19 +261,95 @@ static thread_local volatile int asan_switching;
 #define COROUTINE_VALGRIND 0
 #endif
 
+/* ---- What a thread keeps that a coroutine must not share ---------------- */
+
+/*
+ * The C++ runtime keeps the exceptions being handled per thread: the
+ * Itanium C++ ABI's __cxa_get_globals() returns the thread's stack of caught
+ * exceptions (what `throw;` rethrows) and its count of uncaught ones (what
+ * std::uncaught_exceptions() says), laid out alike by libstdc++ and
+ * libc++abi.  Main and each coroutine need their own, or a coroutine that
+ * yields inside a catch handler rethrows whatever the next one caught.  So
+ * coroutine_resume swaps it around the switch: main's waits in its frame, a
+ * suspended coroutine's in struct coroutine.  (Kept in the coroutine's own
+ * frame instead, it would give coroutine_yield a frame: more instructions
+ * per switch, and more bytes in every slice than the field costs.)
+ *
+ * The library must link into a C program with no C++ runtime, so the
+ * reference is weak: it resolves to the runtime's function when the program
+ * has one (a program that catches an exception always does: the runtime's
+ * catch code calls it, which also pulls it out of a static libstdc++.a or
+ * libsupc++.a), and is NULL otherwise, when there is nothing to swap.
+ * MinGW-w64 (PE): only a definition linked in statically resolves it, so
+ * a C++ program must be linked with -static or -static-libstdc++; against
+ * libstdc++-6.dll it stays NULL and the state is not swapped.  On Apple
+ * (Mach-O), weak on an undefined symbol means weak_import: NULL when the
+ * dylib that defines it is missing at run time, but ld64 still wants a
+ * definition at link time, so a C program linked with the C driver there
+ * also needs -Wl,-U,___cxa_get_globals.
+ */
+struct eh_state {
+	void *caught;
+	unsigned int uncaught;
+#if defined(__arm__) && !defined(__APPLE__)
+	void *propagating; /* ARM EHABI's runtimes keep a third field */
+#endif
+};
+extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
+
+#if defined(__ELF__)
+/* See thread_mark below. */
+#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#define INITIAL_EXEC
+#endif
+
+/*
+ * The running thread's, or NULL in a program without a C++ runtime.  The
+ * runtime's answer is the same for the whole life of a thread, and costs a
+ * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
+ * it is asked once per thread and kept.
+ */
+static struct eh_state *thread_eh_state(void)
+{
+	static thread_local struct eh_state *known INITIAL_EXEC;
+	if (__cxa_get_globals == NULL)
+		return NULL;
+	if (known == NULL)
+		known = __cxa_get_globals();
+	return known;
+}
+
+/*
+ * Compilers keep the address of thread-local data across a call (errno's
+ * __errno_location is a const function), so a coroutine suspended on one
+ * thread and resumed on another would go on using the first thread's errno
+ * and thread_locals.  Nothing inside the coroutine can undo that, so such a
+ * resume is refused: a coroutine that has run remembers the thread it last
+ * ran on as the address of this byte, which each thread has its own of.
+ * Initial-exec keeps finding it to an instruction or two in a shared
+ * library too, where the default model would call __tls_get_addr.
+ */
+static thread_local char thread_mark INITIAL_EXEC;
+
 /* ---- The two structures ------------------------------------------------ */
 
 /*
  * Its size matters: 100,000 suspended coroutines cost 100,000 of these
  * plus their saved slices.  So no field for the capacity of stack (malloc
- * knows it: buffer_capacity), and an int for the size (the run stack
- * fits in an int): 104 bytes with the asm backend on x86_64, a 112-byte
- * malloc block.
+ * knows it: buffer_capacity), an int for the size (the run stack fits in
+ * an int), and func shares its room with the thread mark, which only a
+ * coroutine that has started needs: 120 bytes with the asm backend on
+ * x86_64, a 128-byte malloc block.
  */
 struct coroutine {
-	coroutine_func func;
+	union {
+		coroutine_func func; /* what it runs: needed until it starts */
+		const char *thread;  /* once it has run: see thread_mark */
+	};
 	void *ud;
 	char *stack;     /* the saved live slice; grows, never shrinks */
+	struct eh_state eh; /* its C++ exceptions while it is suspended */
 	int size;        /* bytes of the slice saved at stack */
 	int status;
 #if COROUTINE_ASAN
@@ -366,6 +453,28 @@ static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
 {
 #if COROUTINE_ASAN
 	__sanitizer_start_switch_fiber(C ? &C->fake_stack : NULL, S->main_bottom, S->main_size);
+#else
+	(void)S, (void)C;
+#endif
+}
+
+/*
+ * ASan's detect_stack_use_after_return keeps locals in a "fake stack" per
+ * fiber, freed when the fiber leaves its stack for good.  A coroutine closed
+ * while suspended never does, so its fake stack is freed as if it did: an
+ * announced switch to its fiber and away for good, with no real switch (the
+ * stack pointer stays in main, and nothing checked runs in between).
+ */
+NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_ASAN
+	void *main_fake_stack;
+	const void *bottom;
+	size_t size;
+	__sanitizer_start_switch_fiber(&main_fake_stack, S->stack, STACK_SIZE);
+	__sanitizer_finish_switch_fiber(C->fake_stack, &bottom, &size);
+	__sanitizer_start_switch_fiber(NULL, bottom, size);
+	__sanitizer_finish_switch_fiber(main_fake_stack, NULL, NULL);
 #else
 	(void)S, (void)C;
 #endif
@@ -488,6 +597,7 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->func = func;
 	C->ud = ud;
 	C->stack = NULL;
+	C->eh = eh_state();
 	C->size = 0;
 	C->status = COROUTINE_READY;
 #if COROUTINE_ASAN
@@ -575,8 +685,12 @@ void coroutine_close(struct schedule *S)
 		return;
 	check_in_main(S, "coroutine_close", "close the schedule from the main program");
 	for (int i = 0; i < S->cap; i++) {
-		if (S->co[i])
-			delete_coroutine(S->co[i]);
+		struct coroutine *C = S->co[i];
+		if (C == NULL)
+			continue;
+		if (C->status == COROUTINE_SUSPEND)
+			asan_free_fake_stack(S, C);
+		delete_coroutine(C);
 	}
 	free(S->co);
 	free_slot_levels(S);
@@ -776,6 +890,9 @@ void coroutine_resume(struct schedule *S, int id)
 	if (C == NULL)
 		return;
 	int starting = C->status == COROUTINE_READY;
+	if (!starting && C->thread != &thread_mark)
+		fail("coroutine_resume: coroutine %d was suspended on another thread; "
+		     "resume it on that thread", id);
 	/*
 	 * If C was the last to run on the run stack, its bytes are still there,
 	 * exactly as it saved them: copying them back would change nothing.
@@ -788,17 +905,30 @@ void coroutine_resume(struct schedule *S, int id)
 	}
 	S->running = id;
 	C->status = COROUTINE_RUNNING;
+	/* Main's exceptions wait here while C has its own. */
+	struct eh_state main_eh;
+	struct eh_state *eh = thread_eh_state();
+	if (eh) {
+		main_eh = *eh;
+		*eh = C->eh;
+	}
 	asan_leave_main(S);
 	if (starting)
 		start_coroutine(S, C);
 	else
 		SWITCH_CONTEXT(&S->main, &C->ctx);
 	asan_back_in_main(S);
+	if (eh) {
+		C->eh = *eh;
+		*eh = main_eh;
+	}
 	if (C->status == COROUTINE_DEAD) {
 		delete_coroutine(C);
 		empty_slot(S, id);
 		--S->nco;
 		S->owner = NULL;
+	} else {
+		C->thread = &thread_mark;
 	}
 }
 

@@ -12,9 +12,19 @@
  * pointer to a coroutine's local across its yield for anyone else to use.
  *
  * Misuse (a NULL schedule, a wrong id, resuming from inside a coroutine,
- * yielding from outside one, ...) is not undefined here: it prints one
- * line naming the function and the fault on stderr and calls abort(), with
- * or without NDEBUG.
+ * yielding from outside one, resuming on another thread, ...) is not
+ * undefined here: it prints one line naming the function and the fault on
+ * stderr and calls abort(), with or without NDEBUG.
+ *
+ * Threads: a suspended coroutine must be resumed on the thread it was
+ * suspended on (compilers keep the addresses of thread-local data, errno's
+ * included, across its yield).  A coroutine that never ran may start on any
+ * thread, and a schedule with no suspended coroutine may move to another.
+ *
+ * C++: the exceptions being handled are each coroutine's own (and main's):
+ * a coroutine may yield inside a catch handler or a destructor run by
+ * unwinding, and `throw;` and std::uncaught_exceptions() still see its own.
+ * An exception must not propagate out of a coroutine's function.
  *
  * This header is plain C89 and may be included from C or C++.
  */
@@ -59,16 +69,24 @@ typedef void (*coroutine_func)(struct schedule *, void *ud);
 
 /*
  * Creates a schedule: one run stack (1 MiB unless the library was built with
- * -DCOROUTINE_STACK_SIZE=...) with a guard page below it, and 16 empty slots.
- * A coroutine that overflows the run stack dies of SIGSEGV at its first
- * touch of the guard.  Returns NULL when memory runs out.
+ * -DCOROUTINE_STACK_SIZE=...) with a 1 MiB inaccessible guard below it, and
+ * 16 empty slots.  A coroutine that overflows the run stack dies of SIGSEGV
+ * at its first touch of the guard.  A frame that touches only some of its
+ * bytes is stopped if it is at most the run stack's size plus 1 MiB; build
+ * code that runs in coroutines with -fstack-clash-protection (which touches
+ * every page of a large frame) to stop frames of any size.  Returns NULL
+ * when memory runs out.
  */
 COROUTINE_API struct schedule *coroutine_open(void);
 
 /*
- * Frees the schedule and every coroutine in it, suspended ones included
- * (their functions are not run to the end).  NULL is ignored.  Calling it
- * from inside one of the schedule's own coroutines aborts.
+ * Frees the schedule and every coroutine in it, suspended ones included.
+ * Their functions are not run to the end, so nothing they hold is released:
+ * the destructors of a suspended coroutine's C++ locals do not run (a
+ * std::string held across a yield leaks).  To release it, let each such
+ * coroutine finish (resume it until its function returns) before closing.
+ * NULL is ignored.  Calling it from inside one of the schedule's own
+ * coroutines aborts.
  */
 COROUTINE_API void coroutine_close(struct schedule *);
 
@@ -86,7 +104,9 @@ COROUTINE_API int coroutine_new(struct schedule *, coroutine_func func, void *ud
  * Runs coroutine id until it yields or returns.  A finished coroutine is
  * freed and its slot emptied; resuming an empty slot returns at once.
  * Only the main program may resume: calling it from inside one of the
- * schedule's coroutines, or with an id outside [0, slot count), aborts.
+ * schedule's coroutines, or with an id outside [0, slot count), aborts, and
+ * so does resuming a suspended coroutine on another thread than the one it
+ * was suspended on.
  * (A coroutine may resume the coroutines of another schedule: it is that
  * schedule's main program.)
  */

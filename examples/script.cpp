@@ -19,7 +19,9 @@
  * counter": the coroutine's stack is the interpreter's state.
  *
  * A script with an error stops at the faulty line with a message naming
- * file and line; the others keep running.  The exit status is 1 if any
+ * file and line; the others keep running.  Repeats nested more than
+ * MAX_NESTING deep are such an error: each level is a few frames of the
+ * recursive interpreter on the run stack, which is finite (1 MiB).  The exit status is 1 if any
  * script failed or could not be read.
  */
 #include "coroutine.h"
@@ -36,10 +38,16 @@ struct script {
 	std::vector<std::string> lines;
 	std::map<std::string, long> vars;
 	int wake;                        /* the tick it waits for */
+	int nesting;                     /* repeats entered and not left */
 	std::string error;               /* "path:line: what", if it failed */
 };
 
 static int now; /* the host's tick */
+
+/* Each level costs about 1 KiB of run stack (run_repeat, run_lines and
+ * run_line with its istringstream), several under ASan: 100 levels stay
+ * far below the 1 MiB run stack, 1000 would not. */
+static const int MAX_NESTING = 100;
 
 /* ---- The interpreter (runs inside the script's coroutine) --------------- */
 
@@ -97,10 +105,14 @@ static bool run_repeat(struct schedule *S, script *sc, size_t line, std::istring
 	size_t end = matching_end(sc, line);
 	if (end == 0)
 		return fail(sc, line, "'repeat' without 'end'");
+	if (sc->nesting == MAX_NESTING)
+		return fail(sc, line, "nesting too deep");
+	sc->nesting++;
 	for (long i = 0; i < times; i++) {
 		if (!run_lines(S, sc, line + 1, end))
 			return false;
 	}
+	sc->nesting--;
 	*next = end + 1;
 	return true;
 }
@@ -174,6 +186,7 @@ static bool load(script *sc, const char *path)
 	sc->path = path;
 	sc->name = sc->path.substr(sc->path.find_last_of('/') + 1);
 	sc->wake = 0;
+	sc->nesting = 0;
 	return true;
 }
 

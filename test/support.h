@@ -19,7 +19,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" { /* cmocka.h does not say so itself */
+#endif
 #include <cmocka.h>
+#ifdef __cplusplus
+}
+#endif
 
 #include <signal.h>
 #include <stdio.h>
@@ -73,7 +79,7 @@ static inline int open_schedule(void **state)
 
 static inline int close_schedule(void **state)
 {
-	coroutine_close(*state);
+	coroutine_close((struct schedule *)*state);
 	return 0;
 }
 

@@ -1,11 +1,12 @@
 /*
  * test_alloc.c - running out of memory.  coroutine_open returns NULL and
  * coroutine_new returns -1, leaving everything as it was and leaking
- * nothing; coroutine_close frees everything.
+ * nothing; coroutine_close frees everything.  And the library never writes
+ * past a block it allocated (a save buffer too small for its slice).
  *
  * The binary is linked with -Wl,--wrap=malloc,... (see the Makefile), so
  * the library's calls to malloc go to __wrap_malloc below, which fails on
- * demand and counts the live blocks and mappings.
+ * demand, counts the live blocks and mappings, and fences every block.
  */
 #include "support.h"
 
@@ -15,6 +16,7 @@
 /* ---- The wrappers ------------------------------------------------------ */
 
 void *__real_malloc(size_t size);
+size_t __real_malloc_usable_size(void *p);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t size);
 void __real_free(void *p);
@@ -37,31 +39,85 @@ static void fail_allocation_after(int n)
 	allocations_before_failure = n;
 }
 
+/*
+ * Every block is fenced: a header before it holds the size asked for, and
+ * FENCE bytes of a known value follow it.  malloc_usable_size reports the
+ * size asked for, so the library cannot lean on malloc's slack (glibc's,
+ * which would hide a buffer a byte short), and a write past the end breaks
+ * the fence, which free and realloc check.  (Under ASan and valgrind the
+ * copy of a slice is not checked either: see copy_stack.)
+ */
+enum { HEADER = 16, FENCE = 16, FENCE_BYTE = 0xa5 }; /* HEADER keeps malloc's alignment */
+static int broken_fences;
+
+static void *fence(unsigned char *raw, size_t size)
+{
+	if (raw == NULL)
+		return NULL;
+	memcpy(raw, &size, sizeof size);
+	memset(raw + HEADER + size, FENCE_BYTE, FENCE);
+	return raw + HEADER;
+}
+
+static unsigned char *raw_block(void *p)
+{
+	return (unsigned char *)p - HEADER;
+}
+
+static size_t size_asked(void *p)
+{
+	size_t size;
+	memcpy(&size, raw_block(p), sizeof size);
+	return size;
+}
+
+static void check_fence(void *p)
+{
+	const unsigned char *after = (unsigned char *)p + size_asked(p);
+	int i;
+	for (i = 0; i < FENCE; i++)
+		broken_fences += after[i] != FENCE_BYTE;
+}
+
 void *__wrap_malloc(size_t size)
 {
-	void *p = must_fail() ? NULL : __real_malloc(size);
+	void *p = must_fail() ? NULL : fence(__real_malloc(HEADER + size + FENCE), size);
 	live += p != NULL;
 	return p;
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-	void *p = must_fail() ? NULL : __real_calloc(n, size);
+	void *p = NULL;
+	if (!must_fail() && (size == 0 || n <= ((size_t)-1 - HEADER - FENCE) / size))
+		p = fence(__real_calloc(1, HEADER + n * size + FENCE), n * size);
 	live += p != NULL;
 	return p;
 }
 
 void *__wrap_realloc(void *old, size_t size)
 {
-	void *p = must_fail() ? NULL : __real_realloc(old, size);
+	void *p = NULL;
+	if (old != NULL)
+		check_fence(old);
+	if (!must_fail())
+		p = fence(__real_realloc(old ? raw_block(old) : NULL, HEADER + size + FENCE), size);
 	live += old == NULL && p != NULL;
 	return p;
 }
 
 void __wrap_free(void *p)
 {
-	live -= p != NULL;
-	__real_free(p);
+	if (p == NULL)
+		return;
+	check_fence(p);
+	live--;
+	__real_free(raw_block(p));
+}
+
+size_t __wrap_malloc_usable_size(void *p)
+{
+	return p == NULL ? 0 : size_asked(p);
 }
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -160,7 +216,63 @@ static void test_new_returns_minus_one_when_growing_fails(void **state)
 	coroutine_close(S);
 }
 
+/*
+ * A failed coroutine_new leaves the count of live coroutines alone, which
+ * the original's id rule depends on: with 15 of 16 slots live, the next id
+ * is the first empty slot at or after 15, wrapping around.
+ */
+static void test_failed_new_leaves_the_id_rule_intact(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int id;
+	(void)state;
+	for (id = 0; id < 16; id++)
+		coroutine_new(S, id == 5 ? ignore : yield_once, NULL);
+	fail_allocation_after(1); /* the coroutine's malloc, then the realloc */
+	assert_int_equal(coroutine_new(S, ignore, NULL), -1);
+	fail_allocation_after(-1);
+	coroutine_resume(S, 5); /* finishes: slot 5 is empty */
+	assert_int_equal(coroutine_status(S, 5), COROUTINE_DEAD);
+	assert_int_equal(coroutine_new(S, ignore, NULL), 5);
+	coroutine_close(S);
+}
+
 /* ---- coroutine_yield ------------------------------------------------------ */
+
+enum { LEVELS = 40, LEVEL_BYTES = 100 };
+
+/* Yields on the way down and on the way up: slices of every depth. */
+static void yield_at_every_level(struct schedule *S, int depth)
+{
+	volatile char frame[LEVEL_BYTES];
+	frame[0] = (char)depth;
+	coroutine_yield(S);
+	if (depth < LEVELS)
+		yield_at_every_level(S, depth + 1);
+	coroutine_yield(S);
+	assert_int_equal(frame[0], (char)depth);
+}
+
+static void descend_yielding(struct schedule *S, void *ud)
+{
+	(void)ud;
+	yield_at_every_level(S, 0);
+}
+
+static void test_every_yield_saves_within_its_buffer(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int a = coroutine_new(S, descend_yielding, NULL);
+	int b = coroutine_new(S, descend_yielding, NULL);
+	(void)state;
+	broken_fences = 0;
+	while (coroutine_status(S, a) != COROUTINE_DEAD) {
+		coroutine_resume(S, a);
+		coroutine_resume(S, b);
+	}
+	coroutine_close(S);
+	assert_int_equal(broken_fences, 0);
+}
 
 static void yield_without_memory(void *arg)
 {
@@ -201,7 +313,9 @@ int main(void)
 		cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_new_returns_minus_one_when_calloc_fails),
 		cmocka_unit_test(test_new_returns_minus_one_when_growing_fails),
+		cmocka_unit_test(test_failed_new_leaves_the_id_rule_intact),
 		cmocka_unit_test(test_yield_aborts_when_saving_the_stack_fails),
+		cmocka_unit_test(test_every_yield_saves_within_its_buffer),
 		cmocka_unit_test(test_close_frees_every_coroutine),
 	};
 	return run_suite(tests);

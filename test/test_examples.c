@@ -163,6 +163,19 @@ static void test_script_runs_good_scripts_and_reports_the_bad_one(void **state)
 		  "examples/script.stderr", 1);
 }
 
+/* examples/deep.txt (kept out of examples/scripts/, the demo's set) nests
+ * 1000 repeats: it stops with an error at the 101st, and hello.txt runs to
+ * its end all the same. */
+static void test_script_reports_nesting_too_deep_and_goes_on(void **state)
+{
+	static const char *const scripts[] = {
+		"examples/deep.txt", "examples/scripts/hello.txt", NULL
+	};
+	(void)state;
+	check_run("examples/script", scripts, "examples/script-deep.expected",
+		  "examples/script-deep.stderr", 1);
+}
+
 /* ---- The demo and its trace --------------------------------------------------- */
 
 static void test_demo_prints_the_original_output(void **state)
@@ -257,6 +270,7 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_game_prints_its_expected_output),
 		cmocka_unit_test(test_generator_prints_its_expected_output),
 		cmocka_unit_test(test_script_runs_good_scripts_and_reports_the_bad_one),
+		cmocka_unit_test(test_script_reports_nesting_too_deep_and_goes_on),
 		cmocka_unit_test(test_demo_prints_the_original_output),
 		cmocka_unit_test(test_trace_keeps_the_demo_lines),
 		cmocka_unit_test(test_trace_copies_back_what_the_yield_saved),

@@ -158,6 +158,9 @@ static void test_yield_after_the_coroutine_finished_aborts(void **state)
 /*
  * Coroutine 3 of S1 resumes coroutine 0 of S2, which yields S1: S1 does have
  * a running coroutine, but the caller's stack is S2's run stack, not S1's.
+ * Whether S2's run stack lies above or below S1's depends on the order the
+ * two were opened in (mmap goes top-down on Linux), so both orders are
+ * tried: one needs the check's lower bound, the other its upper bound.
  */
 static void yield_outer(struct schedule *S2, void *S1)
 {
@@ -165,17 +168,42 @@ static void yield_outer(struct schedule *S2, void *S1)
 	coroutine_yield(S1);
 }
 
-static void resume_in_other_schedule(struct schedule *S1, void *ud)
+static void resume_in_other_schedule(struct schedule *S1, void *S2)
 {
-	struct schedule *S2 = coroutine_open();
-	(void)ud;
 	coroutine_new(S2, yield_outer, S1);
 	coroutine_resume(S2, 0);
 }
 
-static void test_yield_on_another_schedules_run_stack_aborts(void **state)
+/* Opens S1 and S2 in the given order, then runs resume_in_other_schedule
+ * as coroutine 3 of S1. */
+static void yield_across_schedules(void *s1_first)
 {
-	struct child_result r = run_as_coroutine_in_child(resume_in_other_schedule);
+	struct schedule *S1, *S2;
+	int id;
+	if (*(int *)s1_first) {
+		S1 = coroutine_open();
+		S2 = coroutine_open();
+	} else {
+		S2 = coroutine_open();
+		S1 = coroutine_open();
+	}
+	for (id = 0; id < 3; id++)
+		coroutine_new(S1, ignore, NULL);
+	coroutine_resume(S1, coroutine_new(S1, resume_in_other_schedule, S2));
+}
+
+static void test_yield_on_a_later_schedules_run_stack_aborts(void **state)
+{
+	int s1_first = 1;
+	struct child_result r = run_in_child(yield_across_schedules, &s1_first);
+	(void)state;
+	assert_aborted_with_prefix(&r, "coroutine_yield: the caller is not on this schedule's run stack");
+}
+
+static void test_yield_on_an_earlier_schedules_run_stack_aborts(void **state)
+{
+	int s1_first = 0;
+	struct child_result r = run_in_child(yield_across_schedules, &s1_first);
 	(void)state;
 	assert_aborted_with_prefix(&r, "coroutine_yield: the caller is not on this schedule's run stack");
 }
@@ -257,7 +285,8 @@ int main(void)
 		cmocka_unit_test(test_close_from_inside_a_coroutine_aborts),
 		cmocka_unit_test(test_yield_from_outside_any_coroutine_aborts),
 		cmocka_unit_test(test_yield_after_the_coroutine_finished_aborts),
-		cmocka_unit_test(test_yield_on_another_schedules_run_stack_aborts),
+		cmocka_unit_test(test_yield_on_a_later_schedules_run_stack_aborts),
+		cmocka_unit_test(test_yield_on_an_earlier_schedules_run_stack_aborts),
 		cmocka_unit_test(test_new_with_null_func_aborts),
 		cmocka_unit_test(test_null_schedule_aborts_in_every_function),
 	};

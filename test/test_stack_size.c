@@ -109,6 +109,40 @@ static void test_stack_size_while_running_is_that_of_the_last_yield(void **state
 	assert_int_equal(sizes.while_running, sizes.shallow);
 }
 
+/*
+ * The size is that of the last slice, not of the buffer that holds it
+ * (which only grows): shallow, deep, then shallow again from the same
+ * frame gives the first size again.
+ */
+static void yield_shallow_deep_shallow(struct schedule *S, void *ud)
+{
+	int *resumes = ud; /* counted after each yield: no yield is a tail call */
+	coroutine_yield(S);
+	++*resumes;
+	yield_deep(S);
+	++*resumes;
+	coroutine_yield(S);
+	++*resumes;
+}
+
+static void test_stack_size_shrinks_back_after_a_deeper_yield(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int resumes = 0;
+	int id = coroutine_new(S, yield_shallow_deep_shallow, &resumes);
+	long size[3];
+	int i;
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		coroutine_resume(S, id);
+		size[i] = coroutine_stack_size(S, id);
+	}
+	assert_int_equal(resumes, 2);
+	assert_true(size[1] > size[0]);
+	assert_int_equal(size[2], size[0]);
+	coroutine_close(S);
+}
+
 static void test_stack_size_is_0_once_the_coroutine_has_ended(void **state)
 {
 	struct schedule *S = coroutine_open();
@@ -166,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_stack_size_counts_the_bytes_saved_at_yield),
 		cmocka_unit_test(test_stack_size_grows_with_a_deeper_yield),
 		cmocka_unit_test(test_stack_size_while_running_is_that_of_the_last_yield),
+		cmocka_unit_test(test_stack_size_shrinks_back_after_a_deeper_yield),
 		cmocka_unit_test(test_stack_size_is_0_once_the_coroutine_has_ended),
 		cmocka_unit_test(test_stack_size_of_id_past_the_slots_aborts),
 		cmocka_unit_test(test_stack_size_of_negative_id_aborts),

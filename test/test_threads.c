@@ -1,6 +1,10 @@
 /*
  * test_threads.c - schedules share no state: two threads, each driving its
  * own schedule at the same time, both see their coroutines' data intact.
+ * And the rule for moving a schedule between threads: a suspended coroutine
+ * is resumed only on the thread it was suspended on (anything else aborts);
+ * a coroutine that never ran starts on any thread, and a schedule with no
+ * suspended coroutine moves freely.
  */
 #include "support.h"
 
@@ -76,10 +80,116 @@ static void test_threads_drive_their_own_schedules(void **state)
 	}
 }
 
+
+/* ---- Moving a schedule between threads ------------------------------- */
+
+static void yield_twice(struct schedule *S, void *ud)
+{
+	int *yields = ud;
+	(*yields)++;
+	coroutine_yield(S);
+	(*yields)++;
+	coroutine_yield(S);
+	(*yields)++;
+}
+
+struct resume_call {
+	struct schedule *S;
+	int id;
+};
+
+static void *resume_on_this_thread(void *arg)
+{
+	struct resume_call *c = arg;
+	coroutine_resume(c->S, c->id);
+	return NULL;
+}
+
+static void *resume_three_times(void *arg)
+{
+	int i;
+	for (i = 0; i < 3; i++)
+		resume_on_this_thread(arg);
+	return NULL;
+}
+
+/* Runs coroutine_resume(S, id) on a new thread, and waits for it. */
+static void resume_on_another_thread(struct schedule *S, int id)
+{
+	struct resume_call c;
+	pthread_t thread;
+	c.S = S;
+	c.id = id;
+	assert_int_equal(pthread_create(&thread, NULL, resume_on_this_thread, &c), 0);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+}
+
+static void ignore(struct schedule *S, void *ud)
+{
+	(void)S, (void)ud;
+}
+
+/* Coroutine 2 yields on this thread, then another thread resumes it. */
+static void resume_suspended_on_another_thread(void *arg)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0, id;
+	(void)arg;
+	coroutine_new(S, ignore, NULL);
+	coroutine_new(S, ignore, NULL);
+	id = coroutine_new(S, yield_twice, &yields);
+	coroutine_resume(S, id);
+	resume_on_another_thread(S, id);
+}
+
+static void test_resume_on_another_thread_than_the_yield_aborts(void **state)
+{
+	struct child_result r = run_in_child(resume_suspended_on_another_thread, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_resume: coroutine 2 was suspended on another thread; "
+				"resume it on that thread");
+}
+
+static void test_coroutine_that_never_ran_starts_on_any_thread(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	int id = coroutine_new(S, yield_twice, &yields);
+	(void)state;
+	resume_on_another_thread(S, id); /* it starts there, and yields there */
+	assert_int_equal(yields, 1);
+	assert_int_equal(coroutine_status(S, id), COROUTINE_SUSPEND);
+	coroutine_close(S);
+}
+
+/* Each coroutine finishes on the thread that started it; the schedule then
+ * goes on on another. */
+static void test_schedule_without_suspended_coroutines_moves_freely(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0, id, thread;
+	(void)state;
+	for (thread = 0; thread < 3; thread++) {
+		struct resume_call c;
+		pthread_t t;
+		id = coroutine_new(S, yield_twice, &yields);
+		c.S = S;
+		c.id = id;
+		assert_int_equal(pthread_create(&t, NULL, resume_three_times, &c), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+	}
+	assert_int_equal(yields, 9);
+	coroutine_close(S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_drive_their_own_schedules),
+		cmocka_unit_test(test_resume_on_another_thread_than_the_yield_aborts),
+		cmocka_unit_test(test_coroutine_that_never_ran_starts_on_any_thread),
+		cmocka_unit_test(test_schedule_without_suspended_coroutines_moves_freely),
 	};
 	return run_suite(tests);
 }
