@@ -1,28 +1,49 @@
 #!/bin/sh
 # Instructions per operation, counted by valgrind's callgrind: the count of a
 # run of 2*K operations minus that of a run of K, divided by K, so that all
-# that is not the operations (start-up, setup, teardown) cancels out.
+# that is not the operations (start-up, setup, teardown) cancels out.  Each
+# round trip stands beside its floor (a Boost.Context fcontext round trip,
+# when the bench has it) and, for the asm backend, beside its goal (issue 10).
 # Usage: bench-ir.sh BENCH_BINARY...   (build/<backend>/bench)
 set -eu
 command -v valgrind >/dev/null || { echo "bench-ir.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 K=20000
 # No "dirty": valgrind does not keep MXCSR's sticky flags, and the cost of a
-# dirty MXCSR is latency, not instructions.
-VARIANTS="rt1 rt4 stack1024 create fcontext"
+# dirty MXCSR is latency, not instructions.  fcontext first: the floor of the
+# round trips.
+VARIANTS="fcontext rt1 rt4 rounding stack1024 create"
 
 instructions() {
 	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
 		sed -n 's/.*Collected : //p'
 }
 
-printf '%-10s %-10s %12s\n' backend variant instr/op
+# The asm backend's goal for variant $2, or "-".
+goal() {
+	case "$1:$2" in
+	asm:rt1) echo 130 ;;
+	asm:rt4) echo 150 ;;
+	*) echo - ;;
+	esac
+}
+
+printf '%-10s %-10s %12s %10s   %s\n' backend variant instr/op floor goal
 for bin in "$@"; do
 	backend=$(basename "$(dirname "$bin")")
+	floor=-
 	for v in $VARIANTS; do
 		# A bench built without Boost.Context has no fcontext variant.
 		"$bin" once "$v" 1 >/dev/null 2>&1 || continue
 		once=$(instructions "$bin" once "$v" $K)
 		twice=$(instructions "$bin" once "$v" $((2 * K)))
-		awk -v b="$backend" -v v="$v" -v d="$((twice - once))" -v k=$K 'BEGIN { printf "%-10s %-10s %12.1f\n", b, v, d / k }'
+		per=$(awk -v d="$((twice - once))" -v k=$K 'BEGIN { printf "%.1f", d / k }')
+		case $v in
+		fcontext) floor=$per; shown_floor=- ;;
+		rt*|rounding) shown_floor=$floor ;;
+		*) shown_floor=- ;;
+		esac
+		g=$(goal "$backend" "$v")
+		[ "$g" = - ] || g=$(awk -v p="$per" -v g="$g" 'BEGIN { printf "<= %d %s", g, p <= g ? "met" : "MISSED" }')
+		printf '%-10s %-10s %12s %10s   %s\n' "$backend" "$v" "$per" "$shown_floor" "$g"
 	done
 done
