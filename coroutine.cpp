@@ -404,7 +404,8 @@ static void check_schedule(const struct schedule *S, const char *func)
 
 static void check_id(const struct schedule *S, int id, const char *func)
 {
-	if (id < 0 || id >= S->cap)
+	/* As unsigned, a negative id is beyond any cap: one compare for both. */
+	if ((unsigned)id >= (unsigned)S->cap)
 		fail("%s: id %d is out of range [0, %d)", func, id, S->cap);
 }
 
