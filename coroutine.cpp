@@ -863,7 +863,7 @@ static void run_coroutine(struct schedule *S)
 	 * the top of every saved slice, and a register kept is 8 bytes more. */
 	C = S->co[S->running];
 	C->status = COROUTINE_DEAD;
-	S->running = -1;
+	/* S->running stays: it tells coroutine_resume that C has finished. */
 	asan_leave_coroutine(S, NULL);
 	LEAVE_CONTEXT(&C->ctx, &S->main);
 }
@@ -900,29 +900,37 @@ static void restore_stack(struct schedule *S, struct coroutine *C)
 	asan_restore_shadow(S, C);
 }
 
-void coroutine_resume(struct schedule *S, int id)
+/*
+ * Hands the run stack over to C: the bytes of its last occupant are
+ * forgotten, and C's own put back, unless it is starting (it has none).
+ * Out of line: most resumes resume the coroutine already there.
+ */
+NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
-	check_schedule(S, "coroutine_resume");
-	check_in_main(S, "coroutine_resume", "only the main program may resume");
-	check_id(S, id, "coroutine_resume");
-	struct coroutine *C = S->co[id];
-	if (C == NULL)
-		return;
+	forget_run_stack(S);
+	if (C->status != COROUTINE_READY)
+		restore_stack(S, C);
+	S->owner = C;
+}
+
+/* Out of line too: a coroutine finishes once, but resumes many times. */
+NOINLINE static void delete_finished(struct schedule *S, int id)
+{
+	delete_coroutine(S->co[id]);
+	empty_slot(S, id);
+	--S->nco;
+	S->owner = NULL;
+	S->running = -1;
+}
+
+/*
+ * Runs the owner of the run stack until it yields or finishes.  It finds C
+ * through S, so that nothing but S has to survive the calls before it.
+ */
+static void run_owner(struct schedule *S)
+{
+	struct coroutine *C = S->owner;
 	int starting = C->status == COROUTINE_READY;
-	if (!starting && C->thread != &thread_mark)
-		fail("coroutine_resume: coroutine %d was suspended on another thread; "
-		     "resume it on that thread", id);
-	/*
-	 * If C was the last to run on the run stack, its bytes are still there,
-	 * exactly as it saved them: copying them back would change nothing.
-	 */
-	if (S->owner != C) {
-		forget_run_stack(S);
-		if (!starting)
-			restore_stack(S, C);
-		S->owner = C;
-	}
-	S->running = id;
 	C->status = COROUTINE_RUNNING;
 	/* Main's exceptions wait here while C has its own. */
 	struct eh_state main_eh;
@@ -941,14 +949,35 @@ void coroutine_resume(struct schedule *S, int id)
 		C->eh = *eh;
 		*eh = main_eh;
 	}
-	if (C->status == COROUTINE_DEAD) {
-		delete_coroutine(C);
-		empty_slot(S, id);
-		--S->nco;
-		S->owner = NULL;
-	} else {
-		C->thread = &thread_mark;
-	}
+}
+
+void coroutine_resume(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_resume");
+	check_in_main(S, "coroutine_resume", "only the main program may resume");
+	check_id(S, id, "coroutine_resume");
+	struct coroutine *C = S->co[id];
+	if (C == NULL)
+		return;
+	if (C->status != COROUTINE_READY && C->thread != &thread_mark)
+		fail("coroutine_resume: coroutine %d was suspended on another thread; "
+		     "resume it on that thread", id);
+	S->running = id;
+	/*
+	 * If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing.
+	 */
+	if (S->owner != C)
+		take_run_stack(S, C);
+	run_owner(S);
+	/*
+	 * A yield sets running back to -1; a coroutine that returned leaves
+	 * its id there, for this test.
+	 */
+	if (S->running != -1)
+		delete_finished(S, S->running);
+	else
+		S->owner->thread = &thread_mark;
 }
 
 /* ---- Yielding -------------------------------------------------------------- */
