@@ -516,9 +516,9 @@ static void forget_run_stack(struct schedule *S)
 }
 
 /*
- * The live slice holds the redzones ASan puts between locals, so it must be
- * copied by code that ASan does not check.  The volatile keeps the compiler
- * from turning the loop back into a (checked) call to memcpy.
+ * The live slice holds the redzones ASan puts between locals, so under ASan
+ * it must be copied by code that ASan does not check.  The volatile keeps
+ * the compiler from turning the loop back into a (checked) call to memcpy.
  */
 NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 {
@@ -529,6 +529,28 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 #else
 	memcpy(to, from, n);
 #endif
+}
+
+/* Slices are whole blocks of this many bytes: see slice_bottom. */
+#define BLOCK 16
+
+/*
+ * Copies [from, end), one or more whole blocks, two blocks at a time after
+ * an odd one.  For the few blocks of a shallow slice this costs less than
+ * the call to memcpy through the PLT, and the function that calls it needs
+ * no stack frame (see save_shallow_stack).  The empty asm keeps the
+ * compiler from turning the loop back into a call to memcpy.
+ */
+static void copy_blocks(char *to, const char *from, const char *end)
+{
+	if ((end - from) & BLOCK) {
+		memcpy(to, from, BLOCK);
+		to += BLOCK, from += BLOCK;
+	}
+	for (; from < end; from += 2 * BLOCK, to += 2 * BLOCK) {
+		__asm__("" : "+r"(to));
+		memcpy(to, from, 2 * BLOCK);
+	}
 }
 
 /* ---- The buffers a yield saves into: they grow, never shrink ------------ */
@@ -982,12 +1004,31 @@ void coroutine_resume(struct schedule *S, int id)
 
 /* ---- Yielding -------------------------------------------------------------- */
 
-/* The stack pointer must not pass through an integer the compiler can trace
- * back to dummy: it would then be free to assume we read one byte only. */
-static char *launder(char *p)
+/*
+ * What the ABI guarantees of the stack pointer at every call: 16 bytes on
+ * the 64-bit targets; otherwise assume no more than a pointer's size.
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CALL_ALIGN 16
+#else
+#define CALL_ALIGN sizeof(void *)
+#endif
+
+/*
+ * The bottom of the live slice of the function whose local dummy is.  The
+ * bytes from dummy up to its caller's stack pointer are that function's own
+ * frame, dead once it returns, and the caller's stack pointer at the call is
+ * a multiple of CALL_ALIGN: rounded up to CALL_ALIGN, dummy's address stays
+ * inside that dead frame and the slice sheds a few dead bytes.  Then down
+ * to a whole block (a no-op where blocks are CALL_ALIGN).  The address must
+ * not pass through an integer the compiler can trace back to dummy: it
+ * would then be free to assume we read one byte only.
+ */
+static char *slice_bottom(char *dummy)
 {
-	__asm__("" : "+r"(p));
-	return p;
+	__asm__("" : "+r"(dummy));
+	uintptr_t bottom = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
+	return (char *)(bottom & ~(uintptr_t)(BLOCK - 1));
 }
 
 /*
@@ -996,14 +1037,16 @@ static char *launder(char *p)
  * whole of the coroutine's live stack, and copying it saves the coroutine.
  * The function must not be inlined, or dummy would sit somewhere inside its
  * caller's frame and the part of that frame below it would not be saved.
+ * The coroutine saved is the one yielding: the owner of the run stack.
  *
  * It returns &C->ctx, where the switch is to save the registers, so that
  * only S lives across the call in suspend, whose frame is in every slice.
  */
-NOINLINE NO_ASAN static context *save_stack(struct schedule *S, struct coroutine *C)
+NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 {
+	struct coroutine *C = S->owner;
 	char dummy = 0;
-	char *bottom = launder(&dummy);
+	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
 	if (bottom < S->stack || bottom >= top)
 		fail("coroutine_yield: the caller is not on this schedule's run stack "
@@ -1016,6 +1059,34 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, struct coroutine
 	C->size = (int)size;
 	copy_stack(C->stack, bottom, size);
 	asan_save_shadow(S, C);
+	return &C->ctx;
+}
+
+/* The deepest slice save_shallow_stack copies; past it, memcpy pays. */
+#define SHALLOW_SLICE 128
+
+/*
+ * save_stack's common case: a shallow slice, no deeper than the last one
+ * (so the buffer holds it).  It calls nothing, so it needs no stack frame
+ * (on x86_64 dummy sits in the red zone below the stack pointer, which the
+ * ABI leaves to such functions): the slice is smaller by a frame, and the
+ * save by setting one up.  Anything else (a deeper slice, a deep one, a
+ * caller off the run stack, ASan's shadow to save) it leaves to save_stack:
+ * it saves nothing and returns NULL.  Measured as unsigned, a bottom
+ * outside the run stack makes a size of 0 or more than the run stack: never
+ * in [1, SHALLOW_SLICE].
+ */
+NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S)
+{
+	struct coroutine *C = S->owner;
+	char dummy = 0;
+	char *bottom = slice_bottom(&dummy);
+	char *top = S->stack + STACK_SIZE;
+	size_t size = (uintptr_t)top - (uintptr_t)bottom;
+	if (COROUTINE_ASAN || size - 1 >= SHALLOW_SLICE || size > (size_t)C->size)
+		return NULL;
+	C->size = (int)size;
+	copy_blocks(C->stack, bottom, top);
 	return &C->ctx;
 }
 
@@ -1034,10 +1105,12 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, struct coroutine
  * must not be inlined, or its caller's code after the switch could depend on
  * stores made after the save.
  */
-NOINLINE static void suspend(struct schedule *S, struct coroutine *C)
+NOINLINE static void suspend(struct schedule *S)
 {
-	context *saved = save_stack(S, C);
-	asan_leave_coroutine(S, C);
+	context *saved = save_shallow_stack(S);
+	if (saved == NULL)
+		saved = save_stack(S);
+	asan_leave_coroutine(S, S->owner);
 	SWITCH_CONTEXT(saved, &S->main);
 }
 
@@ -1050,7 +1123,7 @@ void coroutine_yield(struct schedule *S)
 	struct coroutine *C = S->co[id];
 	C->status = COROUTINE_SUSPEND;
 	S->running = -1;
-	suspend(S, C);
+	suspend(S);
 	asan_enter_coroutine(S, C);
 }
 
