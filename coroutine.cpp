@@ -1117,10 +1117,10 @@ NOINLINE static void suspend(struct schedule *S)
 void coroutine_yield(struct schedule *S)
 {
 	check_schedule(S, "coroutine_yield");
-	int id = S->running;
-	if (id < 0)
+	if (S->running < 0)
 		fail("coroutine_yield: called from outside any coroutine");
-	struct coroutine *C = S->co[id];
+	/* The running coroutine is the owner of the run stack. */
+	struct coroutine *C = S->owner;
 	C->status = COROUTINE_SUSPEND;
 	S->running = -1;
 	suspend(S);
