@@ -336,11 +336,13 @@ static thread_local char thread_mark INITIAL_EXEC;
 
 /*
  * Its size matters: 100,000 suspended coroutines cost 100,000 of these
- * plus their saved slices.  So no field for the capacity of stack (malloc
- * knows it: buffer_capacity), an int for the size (the run stack fits in
- * an int), and func shares its room with the thread mark, which only a
- * coroutine that has started needs: 120 bytes with the asm backend on
- * x86_64, a 128-byte malloc block.
+ * plus their saved slices.  So the saved slice follows the struct in the
+ * same malloc block (see saved_slice), which needs no pointer to it and no
+ * malloc header of its own; no field for the block's capacity (malloc knows
+ * it: buffer_capacity); an int for the size (the run stack fits in an
+ * int); and func shares its room with the thread mark, which only a
+ * coroutine that has started needs: 112 bytes with the asm backend on
+ * x86_64, plus the slice.
  */
 struct coroutine {
 	union {
@@ -348,9 +350,8 @@ struct coroutine {
 		const char *thread;  /* once it has run: see thread_mark */
 	};
 	void *ud;
-	char *stack;     /* the saved live slice; grows, never shrinks */
 	struct eh_state eh; /* its C++ exceptions while it is suspended */
-	int size;        /* bytes of the slice saved at stack */
+	int size;        /* bytes of the saved slice */
 	int status;
 #if COROUTINE_ASAN
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
@@ -553,16 +554,48 @@ static void copy_blocks(char *to, const char *from, const char *end)
 	}
 }
 
-/* ---- The buffers a yield saves into: they grow, never shrink ------------ */
+/* ---- Where a yield saves: it grows, never shrinks ------------------------ */
 
+/*
+ * A new coroutine's block has room for a slice this large, as much as a
+ * yield a few calls deep saves on x86_64: such a coroutine's yields need
+ * no realloc, and every block holds such a slice, which is what lets
+ * save_shallow_stack copy it without asking how large the block is.
+ */
+#define SHALLOW_SLICE 64
+
+/* The saved slice: right after the struct, in the coroutine's own block. */
+static char *saved_slice(struct coroutine *C)
+{
+	return (char *)(C + 1);
+}
+
+/*
+ * Makes the block of the yielding coroutine (the owner of the run stack)
+ * hold a slice of size bytes.  realloc may move it: its slot and S->owner
+ * follow, and nothing else holds its address across a yield (the resume
+ * and run_coroutine look it up again after their switches).  The old slice
+ * comes along for nothing: the caller overwrites it.  Out of the way of the
+ * common case, where the slice fits where it was.
+ */
+NOINLINE static struct coroutine *grow_coroutine(struct schedule *S, size_t size)
+{
+	struct coroutine *C = (struct coroutine *)realloc(S->owner, sizeof *C + size);
+	if (C == NULL)
+		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+	S->co[S->running] = C;
+	S->owner = C;
+	return C;
+}
+
+#if COROUTINE_ASAN
 /* malloc knows how large a buffer is: no capacity field to keep. */
 static int buffer_holds(const char *buffer, size_t size)
 {
 	return buffer != NULL && buffer_capacity((void *)buffer) >= size;
 }
 
-/* Out of the way of the common case, where the slice fits where it was.
- * The old contents are not kept: the caller overwrites them all. */
+/* ASan's shadow of a slice has a buffer of its own, grown like the slice. */
 NOINLINE static void grow_buffer(char **buffer, size_t size, const char *what)
 {
 	char *grown = (char *)malloc(size);
@@ -572,7 +605,6 @@ NOINLINE static void grow_buffer(char **buffer, size_t size, const char *what)
 	*buffer = grown;
 }
 
-#if COROUTINE_ASAN
 /* ASan's shadow of the live slice of C: one byte describes 8 (1 << scale). */
 static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 {
@@ -631,12 +663,11 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	/* malloc rather than calloc: glibc's calloc skips its per-thread cache,
 	 * and would clear the context that the first switch writes anyway
 	 * (almost 1 KiB of ucontext_t). */
-	struct coroutine *C = (struct coroutine *)malloc(sizeof *C);
+	struct coroutine *C = (struct coroutine *)malloc(sizeof *C + SHALLOW_SLICE);
 	if (C == NULL)
 		return NULL;
 	C->func = func;
 	C->ud = ud;
-	C->stack = NULL;
 	C->eh = eh_state();
 	C->size = 0;
 	C->status = COROUTINE_READY;
@@ -650,7 +681,6 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 static void delete_coroutine(struct coroutine *C)
 {
 	asan_free_shadow(C);
-	free(C->stack);
 	free(C);
 }
 
@@ -918,7 +948,7 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 
 static void restore_stack(struct schedule *S, struct coroutine *C)
 {
-	copy_stack(S->stack + STACK_SIZE - C->size, C->stack, (size_t)C->size);
+	copy_stack(S->stack + STACK_SIZE - C->size, saved_slice(C), (size_t)C->size);
 	asan_restore_shadow(S, C);
 }
 
@@ -967,8 +997,9 @@ static void run_owner(struct schedule *S)
 	else
 		SWITCH_CONTEXT(&S->main, &C->ctx);
 	asan_back_in_main(S);
+	/* C may have moved while it ran (see grow_coroutine). */
 	if (eh) {
-		C->eh = *eh;
+		S->owner->eh = *eh;
 		*eh = main_eh;
 	}
 }
@@ -1053,28 +1084,26 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 		     "(its live stack would be %td bytes; the run stack has %d)",
 		     top - bottom, STACK_SIZE);
 	size_t size = (size_t)(top - bottom);
-	/* Only a slice larger than the last can need a larger buffer. */
-	if (size > (size_t)C->size && !buffer_holds(C->stack, size))
-		grow_buffer(&C->stack, size, "stack");
+	/* Only a slice larger than the last can need a larger block. */
+	if (size > (size_t)C->size && buffer_capacity(C) - sizeof *C < size)
+		C = grow_coroutine(S, size);
 	C->size = (int)size;
-	copy_stack(C->stack, bottom, size);
+	copy_stack(saved_slice(C), bottom, size);
 	asan_save_shadow(S, C);
 	return &C->ctx;
 }
 
-/* The deepest slice save_shallow_stack copies; past it, memcpy pays. */
-#define SHALLOW_SLICE 128
-
 /*
- * save_stack's common case: a shallow slice, no deeper than the last one
- * (so the buffer holds it).  It calls nothing, so it needs no stack frame
- * (on x86_64 dummy sits in the red zone below the stack pointer, which the
- * ABI leaves to such functions): the slice is smaller by a frame, and the
- * save by setting one up.  Anything else (a deeper slice, a deep one, a
- * caller off the run stack, ASan's shadow to save) it leaves to save_stack:
- * it saves nothing and returns NULL.  Measured as unsigned, a bottom
- * outside the run stack makes a size of 0 or more than the run stack: never
- * in [1, SHALLOW_SLICE].
+ * save_stack's common case: a shallow slice, which every block holds (see
+ * SHALLOW_SLICE).  It calls nothing, so it needs no stack frame (on x86_64
+ * dummy sits in the red zone below the stack pointer, which the ABI leaves
+ * to such functions): the slice is smaller by a frame, and the save by
+ * setting one up.  Anything else (a deeper slice, a caller off the run
+ * stack, ASan's shadow to save) it leaves to save_stack: it saves nothing
+ * and returns NULL.  Which of the two saves a yield depends only on its
+ * depth, so the same yield always saves the same slice.  Measured as
+ * unsigned, a bottom outside the run stack makes a size of 0 or more than
+ * the run stack: never in [1, SHALLOW_SLICE].
  */
 NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S)
 {
@@ -1083,10 +1112,10 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S)
 	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
 	size_t size = (uintptr_t)top - (uintptr_t)bottom;
-	if (COROUTINE_ASAN || size - 1 >= SHALLOW_SLICE || size > (size_t)C->size)
+	if (COROUTINE_ASAN || size - 1 >= SHALLOW_SLICE)
 		return NULL;
 	C->size = (int)size;
-	copy_blocks(C->stack, bottom, top);
+	copy_blocks(saved_slice(C), bottom, top);
 	return &C->ctx;
 }
 
@@ -1095,8 +1124,9 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S)
  * is taken inside save_stack, a call below this frame, so this frame (its
  * saved registers, return address, stack-protector canary, spills) is inside
  * the slice wherever the compiler put them.  Between the save and the switch
- * this function only computes arguments; after the switch it only returns,
- * reading what its prologue wrote before the save.  The switch's own return
+ * this function only computes arguments and writes to the schedule (on the
+ * heap); after the switch it only returns, reading what its prologue wrote
+ * before the save.  The switch's own return
  * address (when the compiler calls the switch rather than jumping to it) is
  * written after the save, into save_stack's dead frame: the saved copy does
  * not have it, and another coroutine overwrites it while this one is
@@ -1110,6 +1140,7 @@ NOINLINE static void suspend(struct schedule *S)
 	context *saved = save_shallow_stack(S);
 	if (saved == NULL)
 		saved = save_stack(S);
+	S->running = -1; /* only now: growing the coroutine needs its slot */
 	asan_leave_coroutine(S, S->owner);
 	SWITCH_CONTEXT(saved, &S->main);
 }
@@ -1119,12 +1150,11 @@ void coroutine_yield(struct schedule *S)
 	check_schedule(S, "coroutine_yield");
 	if (S->running < 0)
 		fail("coroutine_yield: called from outside any coroutine");
-	/* The running coroutine is the owner of the run stack. */
-	struct coroutine *C = S->owner;
-	C->status = COROUTINE_SUSPEND;
-	S->running = -1;
+	/* The running coroutine is the owner of the run stack; the save may
+	 * move it (see grow_coroutine), so it is looked up again after. */
+	S->owner->status = COROUTINE_SUSPEND;
 	suspend(S);
-	asan_enter_coroutine(S, C);
+	asan_enter_coroutine(S, S->owner);
 }
 
 int coroutine_status(struct schedule *S, int id)
