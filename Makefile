@@ -331,6 +331,14 @@ cross-test-i686-sse:
 	@$(MAKE) --no-print-directory BACKEND=asm TESTS="test_fpu driver" check \
 		$(call cross-vars,i686,$(B)/i686-sse) CFLAGS="$(CFLAGS) $(I686_SSE)" CXXFLAGS="$(CXXFLAGS) $(I686_SSE)"
 
+# bench-ir for another target, aarch64 unless BENCH_TARGET says otherwise:
+# callgrind does not run under qemu, so qemu counts (see bench/bench-ir.sh).
+BENCH_TARGET ?= aarch64
+.PHONY: bench-ir-cross
+bench-ir-cross:
+	$(MAKE) bench-programs $(call cross-vars,$(BENCH_TARGET),$(B)/$(BENCH_TARGET))
+	QEMU=$(QEMU_$(BENCH_TARGET)) bench/bench-ir.sh $(foreach b,$(BACKENDS),$(B)/$(BENCH_TARGET)/$(b)/bench)
+
 # ---- musl ------------------------------------------------------------------------
 # x86_64 against musl (musl-tools), run natively.  musl has no swapcontext:
 # the ucontext build must stop with its #error, the asm build must pass the
@@ -560,4 +568,5 @@ help:
 	@echo "                  -fstack-clash-protection/Debian hardening, and coroutine.cpp alone as C++11..C++20"
 	@echo "make bench        time both backends beside their floors: build/bench.csv, build/bench.png"
 	@echo "make bench-ir     instructions per operation of both backends, counted by callgrind"
+	@echo "make bench-ir-cross  the same for aarch64 (BENCH_TARGET=armv7, i686...), counted by qemu"
 	@echo "make clean        remove everything built"
