@@ -183,7 +183,8 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
 			     char *bottom, char *reservation);
 }
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
-#define LEAVE_CONTEXT(from, to) coroutine_switch_context(from, to)
+/* For a switch never to come back: what it saves goes where nobody looks. */
+#define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->gone, to)
 #else
 #if defined(__linux__) && !defined(__GLIBC__)
 /* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
@@ -203,7 +204,7 @@ struct coroutine_context : ucontext_t {};
 /* For a switch never to come back: setcontext only restores, where
  * swapcontext would first save the whole FP environment (a tenth of the
  * cost of creating, running and freeing a coroutine). */
-#define LEAVE_CONTEXT(from, to) ((void)(from), setcontext(to))
+#define LEAVE_CONTEXT(S, to) ((void)(S), setcontext(to))
 #endif
 
 /* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
@@ -270,10 +271,11 @@ static thread_local volatile int asan_switching;
  * std::uncaught_exceptions() says), laid out alike by libstdc++ and
  * libc++abi.  Main and each coroutine need their own, or a coroutine that
  * yields inside a catch handler rethrows whatever the next one caught.  So
- * coroutine_resume swaps it around the switch: main's waits in its frame, a
- * suspended coroutine's in struct coroutine.  (Kept in the coroutine's own
- * frame instead, it would give coroutine_yield a frame: more instructions
- * per switch, and more bytes in every slice than the field costs.)
+ * it changes hands at every switch (see take_eh_state): main's waits in
+ * the schedule while a coroutine runs, a suspended coroutine's in struct
+ * coroutine.  (Kept in the coroutine's own frame instead, it would give
+ * coroutine_yield a frame: more instructions per switch, and more bytes in
+ * every slice than the field costs.)
  *
  * The library must link into a C program with no C++ runtime, so the
  * reference is weak: it resolves to the runtime's function when the program
@@ -373,6 +375,11 @@ struct schedule {
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
 	context main;                /* where coroutine_yield returns to */
+	struct eh_state *eh;         /* the resuming thread's, or NULL: see eh_state */
+	struct eh_state main_eh;     /* main's, while a coroutine runs */
+#if COROUTINE_ASM
+	context gone;                /* where a finished coroutine's last switch saves */
+#endif
 #if COROUTINE_ASAN
 	void *main_fake_stack;
 	const void *main_bottom;
@@ -906,18 +913,59 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
  * Every coroutine starts here, on the top of the run stack, and leaves for
  * good through the switch at the end (never by returning).
  */
+/*
+ * The thread's C++ exception state changes hands at the switches: at a
+ * resume, main's goes into the schedule and C's, which it saved at its
+ * last yield, takes its place; when C yields, it saves its own and puts
+ * main's back, and when it finishes it only puts main's back.  S->eh is
+ * NULL in a program with no C++ runtime.
+ */
+static void take_eh_state(struct schedule *S, struct coroutine *C)
+{
+	struct eh_state *eh = S->eh;
+	if (eh) {
+		S->main_eh = *eh;
+		*eh = C->eh;
+	}
+}
+
+/* C is NULL when it has finished: its state goes with it. */
+static void give_back_eh_state(struct schedule *S, struct coroutine *C)
+{
+	if (S->eh) {
+		if (C)
+			C->eh = *S->eh;
+		*S->eh = S->main_eh;
+	}
+}
+
+/*
+ * The running coroutine has finished: it goes, and with it its slot.  Its
+ * own code does this, on the run stack, on its way out: its bytes there
+ * and its saved slice are of no more use.  Out of line, so that it costs
+ * run_coroutine's frame, which is in every slice, no register.
+ */
+NOINLINE static void delete_running(struct schedule *S)
+{
+	give_back_eh_state(S, NULL);
+	int id = S->running;
+	delete_coroutine(S->co[id]);
+	empty_slot(S, id);
+	--S->nco;
+	S->owner = NULL;
+	S->running = -1;
+}
+
 static void run_coroutine(struct schedule *S)
 {
 	asan_enter_coroutine(S, NULL);
 	struct coroutine *C = S->co[S->running];
 	C->func(S, C->ud);
-	/* Looked up again rather than kept across the call: this frame is at
-	 * the top of every saved slice, and a register kept is 8 bytes more. */
-	C = S->co[S->running];
-	C->status = COROUTINE_DEAD;
-	/* S->running stays: it tells coroutine_resume that C has finished. */
+	/* C is not kept across the call: this frame is at the top of every
+	 * saved slice, and a register kept is 8 bytes more. */
+	delete_running(S);
 	asan_leave_coroutine(S, NULL);
-	LEAVE_CONTEXT(&C->ctx, &S->main);
+	LEAVE_CONTEXT(S, &S->main);
 }
 
 #if COROUTINE_ASM
@@ -965,43 +1013,30 @@ NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 	S->owner = C;
 }
 
-/* Out of line too: a coroutine finishes once, but resumes many times. */
-NOINLINE static void delete_finished(struct schedule *S, int id)
-{
-	delete_coroutine(S->co[id]);
-	empty_slot(S, id);
-	--S->nco;
-	S->owner = NULL;
-	S->running = -1;
-}
-
 /*
  * Runs the owner of the run stack until it yields or finishes.  It finds C
- * through S, so that nothing but S has to survive the calls before it.
+ * through S, so that nothing but S has to survive the calls before it.  It
+ * ends with the switch, and so does coroutine_resume: the compiler jumps to
+ * the switch, whose saved resume address is then the one in resume's
+ * caller, where a yield or a finish comes straight back.  No return
+ * follows the switch in main, whose prediction (from the return addresses
+ * of the calls made on the run stack in between) would be wrong.
  */
 static void run_owner(struct schedule *S)
 {
+	/* First, while S is all there is to keep: on a thread's first resume
+	 * this asks the C++ runtime, a call. */
+	S->eh = thread_eh_state();
 	struct coroutine *C = S->owner;
 	int starting = C->status == COROUTINE_READY;
 	C->status = COROUTINE_RUNNING;
-	/* Main's exceptions wait here while C has its own. */
-	struct eh_state main_eh;
-	struct eh_state *eh = thread_eh_state();
-	if (eh) {
-		main_eh = *eh;
-		*eh = C->eh;
-	}
+	take_eh_state(S, C);
 	asan_leave_main(S);
 	if (starting)
 		start_coroutine(S, C);
 	else
 		SWITCH_CONTEXT(&S->main, &C->ctx);
 	asan_back_in_main(S);
-	/* C may have moved while it ran (see grow_coroutine). */
-	if (eh) {
-		S->owner->eh = *eh;
-		*eh = main_eh;
-	}
 }
 
 void coroutine_resume(struct schedule *S, int id)
@@ -1023,14 +1058,6 @@ void coroutine_resume(struct schedule *S, int id)
 	if (S->owner != C)
 		take_run_stack(S, C);
 	run_owner(S);
-	/*
-	 * A yield sets running back to -1; a coroutine that returned leaves
-	 * its id there, for this test.
-	 */
-	if (S->running != -1)
-		delete_finished(S, S->running);
-	else
-		S->owner->thread = &thread_mark;
 }
 
 /* ---- Yielding -------------------------------------------------------------- */
@@ -1152,7 +1179,10 @@ void coroutine_yield(struct schedule *S)
 		fail("coroutine_yield: called from outside any coroutine");
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see grow_coroutine), so it is looked up again after. */
-	S->owner->status = COROUTINE_SUSPEND;
+	struct coroutine *C = S->owner;
+	C->status = COROUTINE_SUSPEND;
+	C->thread = &thread_mark;
+	give_back_eh_state(S, C);
 	suspend(S);
 	asan_enter_coroutine(S, S->owner);
 }
