@@ -578,16 +578,20 @@ static char *saved_slice(struct coroutine *C)
 }
 
 /*
- * Makes the block of the yielding coroutine (the owner of the run stack)
+ * The yielding coroutine (the owner of the run stack), its block made to
  * hold a slice of size bytes.  realloc may move it: its slot and S->owner
  * follow, and nothing else holds its address across a yield (the resume
  * and run_coroutine look it up again after their switches).  The old slice
  * comes along for nothing: the caller overwrites it.  Out of the way of the
- * common case, where the slice fits where it was.
+ * common case, where the slice fits where it was, and with all it needs
+ * inside, so that save_stack keeps no more registers for it.
  */
-NOINLINE static struct coroutine *grow_coroutine(struct schedule *S, size_t size)
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 {
-	struct coroutine *C = (struct coroutine *)realloc(S->owner, sizeof *C + size);
+	struct coroutine *C = S->owner;
+	if (buffer_capacity(C) - sizeof *C >= size)
+		return C;
+	C = (struct coroutine *)realloc(C, sizeof *C + size);
 	if (C == NULL)
 		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
 	S->co[S->running] = C;
@@ -1112,8 +1116,8 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 		     top - bottom, STACK_SIZE);
 	size_t size = (size_t)(top - bottom);
 	/* Only a slice larger than the last can need a larger block. */
-	if (size > (size_t)C->size && buffer_capacity(C) - sizeof *C < size)
-		C = grow_coroutine(S, size);
+	if (size > (size_t)C->size)
+		C = with_room_for(S, size);
 	C->size = (int)size;
 	copy_stack(saved_slice(C), bottom, size);
 	asan_save_shadow(S, C);
@@ -1178,7 +1182,7 @@ void coroutine_yield(struct schedule *S)
 	if (S->running < 0)
 		fail("coroutine_yield: called from outside any coroutine");
 	/* The running coroutine is the owner of the run stack; the save may
-	 * move it (see grow_coroutine), so it is looked up again after. */
+	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
 	C->status = COROUTINE_SUSPEND;
 	C->thread = &thread_mark;
