@@ -565,11 +565,17 @@ static void copy_blocks(char *to, const char *from, const char *end)
 
 /*
  * A new coroutine's block has room for a slice this large, as much as a
- * yield a few calls deep saves on x86_64: such a coroutine's yields need
- * no realloc, and every block holds such a slice, which is what lets
- * save_shallow_stack copy it without asking how large the block is.
+ * yield a few calls deep saves (aarch64's frames, which keep the frame
+ * pointer and the return address, are larger than x86_64's): such a
+ * coroutine's yields need no realloc, and every block holds such a slice,
+ * which is what lets save_shallow_stack copy it without asking how large
+ * the block is.
  */
+#if defined(__aarch64__)
+#define SHALLOW_SLICE 96
+#else
 #define SHALLOW_SLICE 64
+#endif
 
 /* The saved slice: right after the struct, in the coroutine's own block. */
 static char *saved_slice(struct coroutine *C)
