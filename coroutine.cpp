@@ -312,14 +312,20 @@ extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
  * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
  * it is asked once per thread and kept.
  */
+static thread_local struct eh_state *thread_eh INITIAL_EXEC;
+
+/* Out of line: the call is made once per thread, and setting it up would
+ * cost coroutine_resume registers at every resume. */
+NOINLINE static struct eh_state *ask_runtime_for_eh_state(void)
+{
+	return thread_eh = __cxa_get_globals();
+}
+
 static struct eh_state *thread_eh_state(void)
 {
-	static thread_local struct eh_state *known INITIAL_EXEC;
 	if (__cxa_get_globals == NULL)
 		return NULL;
-	if (known == NULL)
-		known = __cxa_get_globals();
-	return known;
+	return thread_eh ? thread_eh : ask_runtime_for_eh_state();
 }
 
 /*
