@@ -348,17 +348,22 @@ static thread_local char thread_mark INITIAL_EXEC;
  * same malloc block (see saved_slice), which needs no pointer to it and no
  * malloc header of its own; no field for the block's capacity (malloc knows
  * it: buffer_capacity); an int for the size (the run stack fits in an
- * int); and func shares its room with the thread mark, which only a
- * coroutine that has started needs: 112 bytes with the asm backend on
- * x86_64, plus the slice.
+ * int); and what a coroutine needs only until it starts (func, ud) shares
+ * its room with what it needs only once it has run (its C++ exception
+ * state): 104 bytes with the asm backend on x86_64, plus the slice.
  */
+/* What a coroutine runs, needed until it starts. */
+struct entry {
+	coroutine_func func;
+	void *ud;
+};
+
 struct coroutine {
 	union {
-		coroutine_func func; /* what it runs: needed until it starts */
-		const char *thread;  /* once it has run: see thread_mark */
+		struct entry start;     /* until it starts */
+		struct eh_state eh;     /* once it has run, while it is suspended */
 	};
-	void *ud;
-	struct eh_state eh; /* its C++ exceptions while it is suspended */
+	const char *thread;      /* once it has run: see thread_mark */
 	int size;        /* bytes of the saved slice */
 	int status;
 #if COROUTINE_ASAN
@@ -689,9 +694,8 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	struct coroutine *C = (struct coroutine *)malloc(sizeof *C + SHALLOW_SLICE);
 	if (C == NULL)
 		return NULL;
-	C->func = func;
-	C->ud = ud;
-	C->eh = eh_state();
+	C->start.func = func;
+	C->start.ud = ud;
 	C->size = 0;
 	C->status = COROUTINE_READY;
 #if COROUTINE_ASAN
@@ -932,16 +936,16 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 /*
  * The thread's C++ exception state changes hands at the switches: at a
  * resume, main's goes into the schedule and C's, which it saved at its
- * last yield, takes its place; when C yields, it saves its own and puts
+ * last yield (none, at its start), takes its place; when C yields, it saves its own and puts
  * main's back, and when it finishes it only puts main's back.  S->eh is
  * NULL in a program with no C++ runtime.
  */
-static void take_eh_state(struct schedule *S, struct coroutine *C)
+static void take_eh_state(struct schedule *S, struct coroutine *C, int starting)
 {
 	struct eh_state *eh = S->eh;
 	if (eh) {
 		S->main_eh = *eh;
-		*eh = C->eh;
+		*eh = starting ? eh_state() : C->eh;
 	}
 }
 
@@ -976,7 +980,7 @@ static void run_coroutine(struct schedule *S)
 {
 	asan_enter_coroutine(S, NULL);
 	struct coroutine *C = S->co[S->running];
-	C->func(S, C->ud);
+	C->start.func(S, C->start.ud);
 	/* C is not kept across the call: this frame is at the top of every
 	 * saved slice, and a register kept is 8 bytes more. */
 	delete_running(S);
@@ -1046,7 +1050,7 @@ static void run_owner(struct schedule *S)
 	struct coroutine *C = S->owner;
 	int starting = C->status == COROUTINE_READY;
 	C->status = COROUTINE_RUNNING;
-	take_eh_state(S, C);
+	take_eh_state(S, C, starting);
 	asan_leave_main(S);
 	if (starting)
 		start_coroutine(S, C);
