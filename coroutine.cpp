@@ -553,25 +553,6 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 /* Slices are whole blocks of this many bytes: see slice_bottom. */
 #define BLOCK 16
 
-/*
- * Copies [from, end), one or more whole blocks, two blocks at a time after
- * an odd one.  For the few blocks of a shallow slice this costs less than
- * the call to memcpy through the PLT, and the function that calls it needs
- * no stack frame (see save_shallow_stack).  The empty asm keeps the
- * compiler from turning the loop back into a call to memcpy.
- */
-static void copy_blocks(char *to, const char *from, const char *end)
-{
-	if ((end - from) & BLOCK) {
-		memcpy(to, from, BLOCK);
-		to += BLOCK, from += BLOCK;
-	}
-	for (; from < end; from += 2 * BLOCK, to += 2 * BLOCK) {
-		__asm__("" : "+r"(to));
-		memcpy(to, from, 2 * BLOCK);
-	}
-}
-
 /* ---- Where a yield saves: it grows, never shrinks ------------------------ */
 
 /*
@@ -582,7 +563,13 @@ static void copy_blocks(char *to, const char *from, const char *end)
  * which is what lets save_shallow_stack copy it without asking how large
  * the block is.
  */
-#if defined(__aarch64__)
+#if !COROUTINE_ASM
+/* None with ucontext: its slices are larger, its switches too slow for the
+ * quick save to tell, and room would take the 1 KiB block past glibc's
+ * per-thread cache of small blocks (1032 bytes), which makes creating a
+ * coroutine a fifth slower. */
+#define SHALLOW_SLICE 0
+#elif defined(__aarch64__)
 #define SHALLOW_SLICE 96
 #else
 #define SHALLOW_SLICE 64
@@ -1140,6 +1127,26 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 	return &C->ctx;
 }
 
+#if SHALLOW_SLICE > 0
+/*
+ * Copies [from, end), one or more whole blocks, two blocks at a time after
+ * an odd one.  For the few blocks of a shallow slice this costs less than
+ * the call to memcpy through the PLT, and the function that calls it needs
+ * no stack frame (see save_shallow_stack).  The empty asm keeps the
+ * compiler from turning the loop back into a call to memcpy.
+ */
+static void copy_blocks(char *to, const char *from, const char *end)
+{
+	if ((end - from) & BLOCK) {
+		memcpy(to, from, BLOCK);
+		to += BLOCK, from += BLOCK;
+	}
+	for (; from < end; from += 2 * BLOCK, to += 2 * BLOCK) {
+		__asm__("" : "+r"(to));
+		memcpy(to, from, 2 * BLOCK);
+	}
+}
+
 /*
  * save_stack's common case: a shallow slice, which every block holds (see
  * SHALLOW_SLICE).  It calls nothing, so it needs no stack frame (on x86_64
@@ -1165,6 +1172,13 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S)
 	copy_blocks(saved_slice(C), bottom, top);
 	return &C->ctx;
 }
+#else
+/* No room, no quick save (see SHALLOW_SLICE): every slice takes save_stack. */
+static context *save_shallow_stack(struct schedule *)
+{
+	return NULL;
+}
+#endif
 
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
