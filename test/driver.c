@@ -13,6 +13,7 @@
  */
 #include "model.h"
 #include "coroutine.h"
+#include "plain.h"
 
 #include <fenv.h>
 #include <stdint.h>
@@ -21,18 +22,6 @@
 
 #define PROGRAM_BYTES 6000 /* a few hundred switches each, as test_model.c */
 
-static int passed, failed;
-
-static void report(const char *name, const char *why)
-{
-	if (why == NULL) {
-		passed++;
-		printf("ok   %s\n", name);
-	} else {
-		failed++;
-		printf("FAIL %s: %s\n", name, why);
-	}
-}
 
 /* ---- Random programs against the model --------------------------------- */
 
@@ -307,6 +296,5 @@ int main(int argc, char **argv)
 	report("deep slices survive every switch", deep_slices());
 	report("callee-saved values survive every switch", callee_saved_values());
 	report("each side keeps its rounding mode", rounding_modes());
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return finish();
 }

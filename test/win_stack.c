@@ -19,24 +19,13 @@
  * failure.
  */
 #include "coroutine.h"
+#include "plain.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <windows.h>
 
-static int passed, failed;
-
-static void report(const char *name, const char *why)
-{
-	if (why == NULL) {
-		passed++;
-		printf("ok   %s\n", name);
-	} else {
-		failed++;
-		printf("FAIL %s: %s\n", name, why);
-	}
-}
 
 /* ---- The stack fields of the Thread Information Block ------------------- */
 
@@ -420,6 +409,5 @@ int main(void)
 	report("xmm6-xmm15 survive a resume", xmm_survives_a_resume());
 	report("the rounding mode stays with its coroutine", rounding_mode_stays_with_its_coroutine());
 	report("frames larger than a page work in a coroutine", big_frames_work_in_a_coroutine());
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return finish();
 }
