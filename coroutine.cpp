@@ -63,6 +63,8 @@ static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
 #define NOINLINE __attribute__((noinline))
+/* Even at -O0: a call would give the function that makes it a frame. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* ---- The platform: mapping the run stack, the size of a buffer ----------
  *
@@ -255,7 +257,10 @@ static thread_local volatile int asan_switching;
 #if !defined(NVALGRIND) && !defined(_WIN32) && defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
+/* The header defines NVALGRIND itself on targets valgrind does not run on. */
+#ifndef NVALGRIND
 #define COROUTINE_VALGRIND 1
+#endif
 #endif
 #endif
 #ifndef COROUTINE_VALGRIND
@@ -300,45 +305,31 @@ struct eh_state {
 extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
 
 #if defined(__ELF__)
-/* See thread_mark below. */
+/* Initial-exec finds a thread's own variable in an instruction or two, in
+ * a shared library too, where the default model would call __tls_get_addr. */
 #define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
 #else
 #define INITIAL_EXEC
 #endif
 
 /*
- * The running thread's, or NULL in a program without a C++ runtime.  The
- * runtime's answer is the same for the whole life of a thread, and costs a
- * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
- * it is asked once per thread and kept.
+ * The running thread's exception state: the runtime's, or in a program
+ * without a C++ runtime a spare of the thread's own that nothing else
+ * reads.  Never NULL once asked, so that the swaps need no test, and its
+ * address names the thread (see struct schedule's eh).  The runtime's
+ * answer is the same for the whole life of a thread and costs a call into
+ * it (and there, in a shared libstdc++, one to __tls_get_addr): it is asked
+ * once per thread and kept.
  */
 static thread_local struct eh_state *thread_eh INITIAL_EXEC;
+static thread_local struct eh_state spare_eh INITIAL_EXEC;
 
-/* Out of line: the call is made once per thread, and setting it up would
- * cost coroutine_resume registers at every resume. */
-NOINLINE static struct eh_state *ask_runtime_for_eh_state(void)
+static struct eh_state *this_thread_eh(void)
 {
-	return thread_eh = __cxa_get_globals();
+	if (thread_eh == NULL)
+		thread_eh = __cxa_get_globals ? __cxa_get_globals() : &spare_eh;
+	return thread_eh;
 }
-
-static struct eh_state *thread_eh_state(void)
-{
-	if (__cxa_get_globals == NULL)
-		return NULL;
-	return thread_eh ? thread_eh : ask_runtime_for_eh_state();
-}
-
-/*
- * Compilers keep the address of thread-local data across a call (errno's
- * __errno_location is a const function), so a coroutine suspended on one
- * thread and resumed on another would go on using the first thread's errno
- * and thread_locals.  Nothing inside the coroutine can undo that, so such a
- * resume is refused: a coroutine that has run remembers the thread it last
- * ran on as the address of this byte, which each thread has its own of.
- * Initial-exec keeps finding it to an instruction or two in a shared
- * library too, where the default model would call __tls_get_addr.
- */
-static thread_local char thread_mark INITIAL_EXEC;
 
 /* ---- The two structures ------------------------------------------------ */
 
@@ -363,7 +354,7 @@ struct coroutine {
 		struct entry start;     /* until it starts */
 		struct eh_state eh;     /* once it has run, while it is suspended */
 	};
-	const char *thread;      /* once it has run: see thread_mark */
+	const struct eh_state *thread; /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
 	int status;
 #if COROUTINE_ASAN
@@ -372,6 +363,13 @@ struct coroutine {
 #endif
 	context ctx;
 };
+
+/*
+ * A suspended coroutine whose thread is not the schedule's (see
+ * move_to_this_thread): only its own thread may resume it.  Internal;
+ * coroutine_status reports it as COROUTINE_SUSPEND.
+ */
+#define SUSPENDED_ELSEWHERE 4
 
 /* Levels of the tree of bitmaps of the slots in use: 64^6 is more slots
  * than an int id can name. */
@@ -386,7 +384,7 @@ struct schedule {
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
 	context main;                /* where coroutine_yield returns to */
-	struct eh_state *eh;         /* the resuming thread's, or NULL: see eh_state */
+	struct eh_state *eh;         /* its thread's: see move_to_this_thread */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
 #if COROUTINE_ASM
 	context gone;                /* where a finished coroutine's last switch saves */
@@ -516,6 +514,24 @@ NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C
 #endif
 }
 
+#if COROUTINE_VALGRIND
+/* Out of line: the request builds its arguments in a frame of its own. */
+NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
+{
+	VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
+}
+#endif
+
+/* Whether forget_run_stack has nobody to tell. */
+static int forgets_silently(const struct schedule *S)
+{
+#if COROUTINE_VALGRIND
+	if (S->memcheck)
+		return 0;
+#endif
+	return (void)S, !COROUTINE_ASAN;
+}
+
 /*
  * The bytes on the run stack belong to a coroutine that is not coming back
  * to them.  ASan may still hold the poison of that coroutine's frames (its
@@ -529,7 +545,7 @@ static void forget_run_stack(struct schedule *S)
 #endif
 #if COROUTINE_VALGRIND
 	if (S->memcheck)
-		VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
+		memcheck_forget_run_stack(S);
 #endif
 	(void)S;
 }
@@ -579,6 +595,59 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 static char *saved_slice(struct coroutine *C)
 {
 	return (char *)(C + 1);
+}
+
+/*
+ * Whether a slice of size bytes is shallow: at least a block, at most
+ * SHALLOW_SLICE.  Never under ASan, whose shadow only save_stack saves.
+ */
+static int is_shallow(size_t size)
+{
+#if SHALLOW_SLICE > 0
+	return !COROUTINE_ASAN && size - 1 < SHALLOW_SLICE;
+#else
+	return (void)size, 0;
+#endif
+}
+
+/*
+ * Copies a block as two 64-bit words, each through an integer register (on
+ * 32-bit targets, two).  The stack was written a word or a pair of words at
+ * a time a moment ago (return addresses, pushed registers): a wider load
+ * across two such stores must wait for both to reach the cache, where a
+ * narrower one gets its bytes straight from the store.  The empty asm keeps
+ * the compiler from merging the words into a vector move (aarch64 still
+ * moves the pair with one ldp and one stp).
+ */
+static ALWAYS_INLINE void copy_block(char *to, const char *from)
+{
+	uint64_t low, high;
+	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
+	memcpy(&low, from, sizeof low);
+	memcpy(&high, from + sizeof low, sizeof high);
+	__asm__("" : "+r"(low), "+r"(high));
+	memcpy(to, &low, sizeof low);
+	memcpy(to + sizeof low, &high, sizeof high);
+}
+
+/*
+ * Copies a shallow slice, 1 to 6 whole blocks, with no loop and no call:
+ * less than the call to memcpy through the PLT costs, and the function that
+ * calls it needs no stack frame (see save_shallow_stack).  A jump into a
+ * run of block copies, the last ones first (Duff's device, without the
+ * loop).
+ */
+static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
+{
+	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
+	switch (n / BLOCK) {
+	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
+	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
+	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
+	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
+	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
+	case 1: copy_block(to, from);
+	}
 }
 
 /*
@@ -761,6 +830,7 @@ struct schedule *coroutine_open(void)
 	}
 	S->cap = DEFAULT_COROUTINE;
 	S->running = -1;
+	S->eh = this_thread_eh();
 	return S;
 }
 
@@ -773,7 +843,7 @@ void coroutine_close(struct schedule *S)
 		struct coroutine *C = S->co[i];
 		if (C == NULL)
 			continue;
-		if (C->status == COROUTINE_SUSPEND)
+		if (C->status != COROUTINE_READY) /* suspended, here or elsewhere */
 			asan_free_fake_stack(S, C);
 		delete_coroutine(C);
 	}
@@ -923,27 +993,22 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 /*
  * The thread's C++ exception state changes hands at the switches: at a
  * resume, main's goes into the schedule and C's, which it saved at its
- * last yield (none, at its start), takes its place; when C yields, it saves its own and puts
- * main's back, and when it finishes it only puts main's back.  S->eh is
- * NULL in a program with no C++ runtime.
+ * last yield (none, at its start), takes its place; when C yields, it saves
+ * its own and puts main's back, and when it finishes it only puts main's
+ * back.  S->eh is the thread's (see move_to_this_thread), never NULL.
  */
-static void take_eh_state(struct schedule *S, struct coroutine *C, int starting)
+static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
-	struct eh_state *eh = S->eh;
-	if (eh) {
-		S->main_eh = *eh;
-		*eh = starting ? eh_state() : C->eh;
-	}
+	S->main_eh = *S->eh;
+	*S->eh = *own;
 }
 
 /* C is NULL when it has finished: its state goes with it. */
 static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 {
-	if (S->eh) {
-		if (C)
-			C->eh = *S->eh;
-		*S->eh = S->main_eh;
-	}
+	if (C)
+		C->eh = *S->eh;
+	*S->eh = S->main_eh;
 }
 
 /*
@@ -1008,63 +1073,148 @@ static void restore_stack(struct schedule *S, struct coroutine *C)
 }
 
 /*
- * Hands the run stack over to C: the bytes of its last occupant are
- * forgotten, and C's own put back, unless it is starting (it has none).
- * Out of line: most resumes resume the coroutine already there.
+ * Continues the owner of the run stack, a suspended coroutine, until it
+ * yields or finishes.  It ends with the switch, and so do its callers: the
+ * compiler jumps to the switch, whose saved resume address is then the one
+ * in coroutine_resume's caller, where a yield or a finish comes straight
+ * back.  No return follows the switch in main, whose prediction (from the
+ * return addresses of the calls made on the run stack in between) would be
+ * wrong.
+ */
+static void continue_owner(struct schedule *S)
+{
+	struct coroutine *C = S->owner;
+	C->status = COROUTINE_RUNNING;
+	take_eh_state(S, &C->eh);
+	asan_leave_main(S);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
+	asan_back_in_main(S);
+}
+
+/*
+ * Hands the run stack over to suspended C, and continues it: the bytes of
+ * the stack's last occupant are forgotten, and C's own put back.  Out of
+ * line: most resumes resume the coroutine already there.
  */
 NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
-	if (C->status != COROUTINE_READY)
-		restore_stack(S, C);
+	restore_stack(S, C);
 	S->owner = C;
+	continue_owner(S);
 }
 
 /*
- * Runs the owner of the run stack until it yields or finishes.  It finds C
- * through S, so that nothing but S has to survive the calls before it.  It
- * ends with the switch, and so does coroutine_resume: the compiler jumps to
- * the switch, whose saved resume address is then the one in resume's
- * caller, where a yield or a finish comes straight back.  No return
- * follows the switch in main, whose prediction (from the return addresses
- * of the calls made on the run stack in between) would be wrong.
+ * take_run_stack's common case: a shallow slice, and nobody to tell that
+ * the stack changes hands (see forget_run_stack).  It calls nothing, so
+ * it needs no stack frame, and like take_run_stack ends with the switch.
  */
-static void run_owner(struct schedule *S)
+NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 {
-	/* First, while S is all there is to keep: on a thread's first resume
-	 * this asks the C++ runtime, a call. */
-	S->eh = thread_eh_state();
-	struct coroutine *C = S->owner;
-	int starting = C->status == COROUTINE_READY;
+	if (!forgets_silently(S) || !is_shallow((size_t)C->size)) {
+		take_run_stack(S, C);
+		return;
+	}
+	copy_shallow(S->stack + STACK_SIZE - C->size, saved_slice(C), (size_t)C->size);
+	S->owner = C;
+	continue_owner(S);
+}
+
+/*
+ * Starts C, which has never run, or refuses to resume it: it is suspended
+ * on another thread (see move_to_this_thread).  Out of line: a coroutine
+ * starts once.
+ */
+NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, int id)
+{
+	if (C->status == SUSPENDED_ELSEWHERE)
+		fail("coroutine_resume: coroutine %d was suspended on another thread; "
+		     "resume it on that thread", id);
+	S->running = id;
+	forget_run_stack(S);
+	S->owner = C;
 	C->status = COROUTINE_RUNNING;
-	take_eh_state(S, C, starting);
+	static const struct eh_state none = {};
+	take_eh_state(S, &none);
 	asan_leave_main(S);
-	if (starting)
-		start_coroutine(S, C);
-	else
-		SWITCH_CONTEXT(&S->main, &C->ctx);
+	start_coroutine(S, C);
 	asan_back_in_main(S);
 }
 
-void coroutine_resume(struct schedule *S, int id)
+/*
+ * Compilers keep the address of thread-local data across a call (errno's
+ * __errno_location is a const function), so a coroutine suspended on one
+ * thread and resumed on another would go on using the first thread's errno
+ * and thread_locals.  Nothing inside the coroutine can undo that, so such a
+ * resume is refused, at the cost of one compare per resume: a schedule
+ * belongs to one thread at a time, whose exception state S->eh is (its
+ * address names the thread), and the coroutines suspended there are
+ * COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
+ * the coroutines suspended on the old thread become SUSPENDED_ELSEWHERE,
+ * marked with that thread, and those marked with this one are theirs again.
+ * A walk over the slots, only when the thread changes.
+ */
+NOINLINE static void move_to_this_thread(struct schedule *S)
+{
+	struct eh_state *here = this_thread_eh();
+	for (int i = 0; i < S->cap; i++) {
+		struct coroutine *C = S->co[i];
+		if (C == NULL)
+			continue;
+		if (C->status == COROUTINE_SUSPEND) {
+			C->status = SUSPENDED_ELSEWHERE;
+			C->thread = S->eh;
+		} else if (C->status == SUSPENDED_ELSEWHERE && C->thread == here) {
+			C->status = COROUTINE_SUSPEND;
+		}
+	}
+	S->eh = here;
+}
+
+/* Out of line, and the resume made again from the top: nothing has to
+ * survive the walk in coroutine_resume's common case. */
+NOINLINE static void move_then_resume(struct schedule *S, int id)
+{
+	move_to_this_thread(S);
+	coroutine_resume(S, id);
+}
+
+/* Tells which of coroutine_resume's checks failed, and stops. */
+NOINLINE static void refuse_resume(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_resume");
 	check_in_main(S, "coroutine_resume", "only the main program may resume");
 	check_id(S, id, "coroutine_resume");
+}
+
+void coroutine_resume(struct schedule *S, int id)
+{
+	/* The checks in one branch, and a jump out of line to tell them apart:
+	 * with no call on its way, the common case needs no stack frame. */
+	if (S == NULL || S->running != -1 || (unsigned)id >= (unsigned)S->cap) {
+		refuse_resume(S, id);
+		return;
+	}
+	if (S->eh != thread_eh) { /* NULL on a thread not yet asked */
+		move_then_resume(S, id);
+		return;
+	}
 	struct coroutine *C = S->co[id];
 	if (C == NULL)
 		return;
-	if (C->status != COROUTINE_READY && C->thread != &thread_mark)
-		fail("coroutine_resume: coroutine %d was suspended on another thread; "
-		     "resume it on that thread", id);
+	if (C->status != COROUTINE_SUSPEND) {
+		start_or_refuse(S, C, id);
+		return;
+	}
 	S->running = id;
 	/*
 	 * If C was the last to run on the run stack, its bytes are still there,
 	 * exactly as it saved them: copying them back would change nothing.
 	 */
 	if (S->owner != C)
-		take_run_stack(S, C);
-	run_owner(S);
+		take_run_stack_quickly(S, C);
+	else
+		continue_owner(S);
 }
 
 /* ---- Yielding -------------------------------------------------------------- */
@@ -1105,7 +1255,8 @@ static char *slice_bottom(char *dummy)
  * The coroutine saved is the one yielding: the owner of the run stack.
  *
  * It returns &C->ctx, where the switch is to save the registers, so that
- * only S lives across the call in suspend, whose frame is in every slice.
+ * only S lives across the call in coroutine_yield, whose frame is in every
+ * slice.
  */
 NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 {
@@ -1129,52 +1280,32 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 
 #if SHALLOW_SLICE > 0
 /*
- * Copies [from, end), one or more whole blocks, two blocks at a time after
- * an odd one.  For the few blocks of a shallow slice this costs less than
- * the call to memcpy through the PLT, and the function that calls it needs
- * no stack frame (see save_shallow_stack).  The empty asm keeps the
- * compiler from turning the loop back into a call to memcpy.
- */
-static void copy_blocks(char *to, const char *from, const char *end)
-{
-	if ((end - from) & BLOCK) {
-		memcpy(to, from, BLOCK);
-		to += BLOCK, from += BLOCK;
-	}
-	for (; from < end; from += 2 * BLOCK, to += 2 * BLOCK) {
-		__asm__("" : "+r"(to));
-		memcpy(to, from, 2 * BLOCK);
-	}
-}
-
-/*
- * save_stack's common case: a shallow slice, which every block holds (see
- * SHALLOW_SLICE).  It calls nothing, so it needs no stack frame (on x86_64
- * dummy sits in the red zone below the stack pointer, which the ABI leaves
- * to such functions): the slice is smaller by a frame, and the save by
- * setting one up.  Anything else (a deeper slice, a caller off the run
+ * save_stack's common case, for C, the owner of the run stack: a shallow
+ * slice, which every block holds (see SHALLOW_SLICE).  It calls nothing, so
+ * it needs no stack frame (on x86_64 dummy sits in the red zone below the
+ * stack pointer, which the ABI leaves to such functions): the slice is
+ * smaller by a frame, and the save by setting one up.  Anything else (a deeper slice, a caller off the run
  * stack, ASan's shadow to save) it leaves to save_stack: it saves nothing
  * and returns NULL.  Which of the two saves a yield depends only on its
  * depth, so the same yield always saves the same slice.  Measured as
  * unsigned, a bottom outside the run stack makes a size of 0 or more than
- * the run stack: never in [1, SHALLOW_SLICE].
+ * the run stack: never shallow (see is_shallow).
  */
-NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S)
+NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct coroutine *C)
 {
-	struct coroutine *C = S->owner;
 	char dummy = 0;
 	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
 	size_t size = (uintptr_t)top - (uintptr_t)bottom;
-	if (COROUTINE_ASAN || size - 1 >= SHALLOW_SLICE)
+	if (!is_shallow(size))
 		return NULL;
 	C->size = (int)size;
-	copy_blocks(saved_slice(C), bottom, top);
+	copy_shallow(saved_slice(C), bottom, size);
 	return &C->ctx;
 }
 #else
 /* No room, no quick save (see SHALLOW_SLICE): every slice takes save_stack. */
-static context *save_shallow_stack(struct schedule *)
+static context *save_shallow_stack(struct schedule *, struct coroutine *)
 {
 	return NULL;
 }
@@ -1182,42 +1313,36 @@ static context *save_shallow_stack(struct schedule *)
 
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
- * is taken inside save_stack, a call below this frame, so this frame (its
- * saved registers, return address, stack-protector canary, spills) is inside
- * the slice wherever the compiler put them.  Between the save and the switch
- * this function only computes arguments and writes to the schedule (on the
- * heap); after the switch it only returns, reading what its prologue wrote
- * before the save.  The switch's own return
- * address (when the compiler calls the switch rather than jumping to it) is
- * written after the save, into save_stack's dead frame: the saved copy does
- * not have it, and another coroutine overwrites it while this one is
- * suspended.  That is why the resume address must be kept in the context
- * (ucontext_t, or asm_switch.S's context), never only on the run stack.  It
- * must not be inlined, or its caller's code after the switch could depend on
- * stores made after the save.
+ * is taken inside save_shallow_stack or save_stack, a call below this
+ * frame, so this frame (its saved registers, return address, stack-protector
+ * canary, spills) is inside the slice wherever the compiler put them.
+ * Between the save and the switch this function only computes arguments and
+ * writes to the schedule (on the heap); after the switch it only returns,
+ * reading what it wrote before the save.  The switch's own return address
+ * (when the compiler calls the switch rather than jumping to it) is written
+ * after the save, into the save's dead frame: the saved copy does not have
+ * it, and another coroutine overwrites it while this one is suspended.
+ * That is why the resume address must be kept in the context (ucontext_t,
+ * or asm_switch.S's context), never only on the run stack.  It must not be
+ * inlined (with link-time optimisation, into its caller), or the caller's
+ * code after the switch could depend on stores made after the save.
  */
-NOINLINE static void suspend(struct schedule *S)
-{
-	context *saved = save_shallow_stack(S);
-	if (saved == NULL)
-		saved = save_stack(S);
-	S->running = -1; /* only now: growing the coroutine needs its slot */
-	asan_leave_coroutine(S, S->owner);
-	SWITCH_CONTEXT(saved, &S->main);
-}
-
-void coroutine_yield(struct schedule *S)
+NOINLINE void coroutine_yield(struct schedule *S)
 {
 	check_schedule(S, "coroutine_yield");
-	if (S->running < 0)
+	if (S->running == -1)
 		fail("coroutine_yield: called from outside any coroutine");
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
 	C->status = COROUTINE_SUSPEND;
-	C->thread = &thread_mark;
 	give_back_eh_state(S, C);
-	suspend(S);
+	context *saved = save_shallow_stack(S, C);
+	if (saved == NULL)
+		saved = save_stack(S);
+	S->running = -1; /* only now: growing the coroutine needs its slot */
+	asan_leave_coroutine(S, S->owner);
+	SWITCH_CONTEXT(saved, &S->main);
 	asan_enter_coroutine(S, S->owner);
 }
 
@@ -1227,7 +1352,8 @@ int coroutine_status(struct schedule *S, int id)
 	check_id(S, id, "coroutine_status");
 	if (S->co[id] == NULL)
 		return COROUTINE_DEAD;
-	return S->co[id]->status;
+	int status = S->co[id]->status;
+	return status == SUSPENDED_ELSEWHERE ? COROUTINE_SUSPEND : status;
 }
 
 int coroutine_running(struct schedule *S)

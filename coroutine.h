@@ -20,6 +20,8 @@
  * suspended on (compilers keep the addresses of thread-local data, errno's
  * included, across its yield).  A coroutine that never ran may start on any
  * thread, and a schedule with no suspended coroutine may move to another.
+ * Coroutines of one schedule may be suspended on different threads.  The
+ * first resume on another thread than the last walks the schedule's slots.
  *
  * C++: the exceptions being handled are each coroutine's own (and main's):
  * a coroutine may yield inside a catch handler or a destructor run by

@@ -45,9 +45,11 @@ static void fail_allocation_after(int n)
  * size asked for, so the library cannot lean on malloc's slack (glibc's,
  * which would hide a buffer a byte short), and a write past the end breaks
  * the fence, which free and realloc check.  (Under ASan and valgrind the
- * copy of a slice is not checked either: see copy_stack.)
+ * copy of a slice is not checked either: see copy_stack.)  A new block
+ * holds poison, not what the last one there held: a save that misses a
+ * word of the stack puts poison back, not a copy of the same word.
  */
-enum { HEADER = 16, FENCE = 16, FENCE_BYTE = 0xa5 }; /* HEADER keeps malloc's alignment */
+enum { HEADER = 16, FENCE = 16, FENCE_BYTE = 0xa5, POISON_BYTE = 0x5a }; /* HEADER keeps malloc's alignment */
 static int broken_fences;
 
 static void *fence(unsigned char *raw, size_t size)
@@ -82,6 +84,8 @@ static void check_fence(void *p)
 void *__wrap_malloc(size_t size)
 {
 	void *p = must_fail() ? NULL : fence(__real_malloc(HEADER + size + FENCE), size);
+	if (p != NULL)
+		memset(p, POISON_BYTE, size);
 	live += p != NULL;
 	return p;
 }
@@ -274,6 +278,52 @@ static void test_every_yield_saves_within_its_buffer(void **state)
 	assert_int_equal(broken_fences, 0);
 }
 
+/*
+ * Next to no locals: their live stacks are return addresses and saved
+ * registers, slices of a few blocks (one more with the call between), which
+ * a yield saves without memcpy (see save_shallow_stack).  A word of them
+ * the save missed comes back as poison (see __wrap_malloc), and the
+ * coroutine dies on its way out.
+ */
+static int yields_asked, yields_made;
+
+__attribute__((noinline)) static void yield_and_count(struct schedule *S)
+{
+	coroutine_yield(S);
+	yields_made++;
+}
+
+static void yield_while_asked(struct schedule *S, void *ud)
+{
+	(void)ud;
+	while (yields_asked-- > 0)
+		coroutine_yield(S);
+}
+
+static void yield_one_call_down_while_asked(struct schedule *S, void *ud)
+{
+	(void)ud;
+	while (yields_asked-- > 0)
+		yield_and_count(S);
+}
+
+static void test_shallow_slices_come_back_whole(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int a = coroutine_new(S, yield_while_asked, NULL);
+	int b = coroutine_new(S, yield_one_call_down_while_asked, NULL);
+	(void)state;
+	yields_asked = 20;
+	yields_made = 0;
+	while (coroutine_status(S, a) != COROUTINE_DEAD || coroutine_status(S, b) != COROUTINE_DEAD) {
+		coroutine_resume(S, a); /* b's bytes are on the run stack: a's come back */
+		coroutine_resume(S, b);
+	}
+	assert_true(yields_asked < 0);
+	assert_true(yields_made > 0);
+	coroutine_close(S);
+}
+
 /* Where held's address goes, so that the whole array stays in the frame
  * (clang keeps only the bytes used of an array whose address stays home). */
 static volatile char *volatile escaped;
@@ -331,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_failed_new_leaves_the_id_rule_intact),
 		cmocka_unit_test(test_yield_aborts_when_saving_the_stack_fails),
 		cmocka_unit_test(test_every_yield_saves_within_its_buffer),
+		cmocka_unit_test(test_shallow_slices_come_back_whole),
 		cmocka_unit_test(test_close_frees_every_coroutine),
 	};
 	return run_suite(tests);

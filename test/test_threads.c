@@ -4,7 +4,8 @@
  * And the rule for moving a schedule between threads: a suspended coroutine
  * is resumed only on the thread it was suspended on (anything else aborts);
  * a coroutine that never ran starts on any thread, and a schedule with no
- * suspended coroutine moves freely.
+ * suspended coroutine moves freely.  Coroutines of one schedule suspended
+ * on different threads each keep their own.
  */
 #include "support.h"
 
@@ -162,6 +163,51 @@ static void test_coroutine_that_never_ran_starts_on_any_thread(void **state)
 	coroutine_close(S);
 }
 
+/*
+ * Coroutine a yields on this thread, then coroutine b starts and yields on
+ * another: the schedule has a coroutine suspended on each.
+ */
+static struct schedule *suspend_one_here_one_there(int *here, int *there, int *a, int *b)
+{
+	struct schedule *S = coroutine_open();
+	*a = coroutine_new(S, yield_twice, here);
+	*b = coroutine_new(S, yield_twice, there);
+	coroutine_resume(S, *a);
+	resume_on_another_thread(S, *b);
+	return S;
+}
+
+static void test_each_suspended_coroutine_keeps_its_thread(void **state)
+{
+	int here = 0, there = 0, a, b;
+	struct schedule *S = suspend_one_here_one_there(&here, &there, &a, &b);
+	(void)state;
+	assert_int_equal(coroutine_status(S, a), COROUTINE_SUSPEND);
+	assert_int_equal(coroutine_status(S, b), COROUTINE_SUSPEND);
+	coroutine_resume(S, a); /* still this thread's */
+	assert_int_equal(here, 2);
+	assert_int_equal(there, 1);
+	assert_int_equal(coroutine_status(S, b), COROUTINE_SUSPEND);
+	coroutine_close(S);
+}
+
+static void resume_here_what_another_thread_suspended(void *arg)
+{
+	int here = 0, there = 0, a, b;
+	struct schedule *S = suspend_one_here_one_there(&here, &there, &a, &b);
+	(void)arg;
+	coroutine_resume(S, a);
+	coroutine_resume(S, b);
+}
+
+static void test_coroutine_suspended_on_another_thread_is_refused_here(void **state)
+{
+	struct child_result r = run_in_child(resume_here_what_another_thread_suspended, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_resume: coroutine 1 was suspended on another thread; "
+				"resume it on that thread");
+}
+
 /* Each coroutine finishes on the thread that started it; the schedule then
  * goes on on another. */
 static void test_schedule_without_suspended_coroutines_moves_freely(void **state)
@@ -190,6 +236,8 @@ int main(void)
 		cmocka_unit_test(test_resume_on_another_thread_than_the_yield_aborts),
 		cmocka_unit_test(test_coroutine_that_never_ran_starts_on_any_thread),
 		cmocka_unit_test(test_schedule_without_suspended_coroutines_moves_freely),
+		cmocka_unit_test(test_each_suspended_coroutine_keeps_its_thread),
+		cmocka_unit_test(test_coroutine_suspended_on_another_thread_is_refused_here),
 	};
 	return run_suite(tests);
 }
