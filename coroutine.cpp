@@ -987,10 +987,6 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 /* ---- Running -------------------------------------------------------------- */
 
 /*
- * Every coroutine starts here, on the top of the run stack, and leaves for
- * good through the switch at the end (never by returning).
- */
-/*
  * The thread's C++ exception state changes hands at the switches: at a
  * resume, main's goes into the schedule and C's, which it saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
@@ -1028,6 +1024,10 @@ NOINLINE static void delete_running(struct schedule *S)
 	S->running = -1;
 }
 
+/*
+ * Every coroutine starts here, on the top of the run stack, and leaves for
+ * good through the switch at the end (never by returning).
+ */
 static void run_coroutine(struct schedule *S)
 {
 	asan_enter_coroutine(S, NULL);
