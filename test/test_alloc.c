@@ -263,6 +263,16 @@ static void descend_yielding(struct schedule *S, void *ud)
 	yield_at_every_level(S, 0);
 }
 
+/* Resumes a and b in turn until both have finished: each resume but the
+ * first puts a slice back, the other's bytes being on the run stack. */
+static void resume_in_turns(struct schedule *S, int a, int b)
+{
+	while (coroutine_status(S, a) != COROUTINE_DEAD || coroutine_status(S, b) != COROUTINE_DEAD) {
+		coroutine_resume(S, a);
+		coroutine_resume(S, b);
+	}
+}
+
 static void test_every_yield_saves_within_its_buffer(void **state)
 {
 	struct schedule *S = coroutine_open();
@@ -270,10 +280,7 @@ static void test_every_yield_saves_within_its_buffer(void **state)
 	int b = coroutine_new(S, descend_yielding, NULL);
 	(void)state;
 	broken_fences = 0;
-	while (coroutine_status(S, a) != COROUTINE_DEAD) {
-		coroutine_resume(S, a);
-		coroutine_resume(S, b);
-	}
+	resume_in_turns(S, a, b);
 	coroutine_close(S);
 	assert_int_equal(broken_fences, 0);
 }
@@ -315,10 +322,7 @@ static void test_shallow_slices_come_back_whole(void **state)
 	(void)state;
 	yields_asked = 20;
 	yields_made = 0;
-	while (coroutine_status(S, a) != COROUTINE_DEAD || coroutine_status(S, b) != COROUTINE_DEAD) {
-		coroutine_resume(S, a); /* b's bytes are on the run stack: a's come back */
-		coroutine_resume(S, b);
-	}
+	resume_in_turns(S, a, b);
 	assert_true(yields_asked < 0);
 	assert_true(yields_made > 0);
 	coroutine_close(S);
