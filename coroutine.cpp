@@ -62,9 +62,91 @@ static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16
 static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
+/* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
+ *
+ * gcc and clang (clang-cl too, which defines _MSC_VER as well) take the GNU
+ * spellings; cl.exe takes Microsoft's.  Nothing outside this block asks
+ * which compiler it is.  Thread-local storage needs no macro: C++11's
+ * thread_local is both compilers', and so is [[noreturn]].
+ *
+ *   NOINLINE             never inlined (a frame of its own)
+ *   ALWAYS_INLINE        inlined even at -O0: a call would give the
+ *                        function that makes it a frame
+ *   PRINTF_CHECK(f, a)   argument f is a printf format, the arguments
+ *                        start at a (checked where the compiler can)
+ *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
+ *   INITIAL_EXEC         a thread_local found without a call (ELF only)
+ *   WEAK                 a reference that may stay unresolved (NULL)
+ *   KEEP_IN_REGISTERS(a, b)  the two values are opaque to the optimizer
+ *                        from here on (an optimization hint only)
+ *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
+ *   launder(p)           p, through a path the optimizer cannot see into
+ *   EH_MSVC_ABI          the C++ runtime is Microsoft's, not Itanium's
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
 #define NOINLINE __attribute__((noinline))
-/* Even at -O0: a call would give the function that makes it a frame. */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+#define PRINTF_CHECK(f, a) __attribute__((format(PRINTF_FORMAT, f, a)))
+#define NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
+#if defined(__ELF__)
+/* Initial-exec finds a thread's own variable in an instruction or two, in
+ * a shared library too, where the default model would call __tls_get_addr. */
+#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+#else
+#define INITIAL_EXEC
+#endif
+#define WEAK __attribute__((weak))
+#define KEEP_IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
+
+static ALWAYS_INLINE int trailing_zeros(uint64_t x)
+{
+	return __builtin_ctzll(x);
+}
+
+/* An empty asm that may have changed p: the compiler must take its word. */
+static ALWAYS_INLINE char *launder(char *p)
+{
+	__asm__("" : "+r"(p));
+	return p;
+}
+#elif defined(_MSC_VER)
+#include <intrin.h>
+#define NOINLINE __declspec(noinline)
+#define ALWAYS_INLINE __forceinline
+#define PRINTF_CHECK(f, a) /* cl.exe checks the CRT's own printf only */
+#define NO_SANITIZE_ADDRESS __declspec(no_sanitize_address)
+#define INITIAL_EXEC
+/* No weak references: nothing uses one (see EH_MSVC_ABI). */
+#define KEEP_IN_REGISTERS(a, b) ((void)0)
+
+static ALWAYS_INLINE int trailing_zeros(uint64_t x)
+{
+	unsigned long index;
+	_BitScanForward64(&index, x);
+	return (int)index;
+}
+
+/*
+ * A volatile object's value is whatever its last read finds: the compiler
+ * must store p and load it back, and cannot know that what it loads is
+ * still p.  (A barrier such as _ReadWriteBarrier orders memory accesses
+ * but says nothing about a value kept in a register, and a noinline
+ * identity function is still one whole-program optimization can see
+ * into.)
+ */
+static ALWAYS_INLINE char *launder(char *p)
+{
+	char *volatile opaque = p;
+	return opaque;
+}
+#else
+#error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
+#endif
+#if defined(_MSC_VER)
+#define EH_MSVC_ABI 1 /* cl.exe, clang-cl, clang for *-windows-msvc */
+#else
+#define EH_MSVC_ABI 0
+#endif
 
 /* ---- The platform: mapping the run stack, the size of a buffer ----------
  *
@@ -82,8 +164,13 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #include <malloc.h>
 #define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
 #include <windows.h>
-/* The printf that __USE_MINGW_ANSI_STDIO selected, for fail's format checks. */
+/* The printf that __USE_MINGW_ANSI_STDIO selected, for fail's format
+ * checks; the C runtime's own with Microsoft's (see PRINTF_CHECK). */
+#if defined(__MINGW_PRINTF_FORMAT)
 #define PRINTF_FORMAT __MINGW_PRINTF_FORMAT
+#else
+#define PRINTF_FORMAT printf
+#endif
 
 /* Reserved but never committed, the guard faults like a PROT_NONE page,
  * and costs no commit charge. */
@@ -159,7 +246,7 @@ typedef struct coroutine_context context;
 #if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 #define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
 #elif defined(__x86_64__) && defined(_WIN32)
-#define CONTEXT_WORDS 34 /* rbx rbp rdi rsi r12-r15 rsp rip, 3 TIB fields, MXCSR + x87 cw, xmm6-15 */
+#define CONTEXT_WORDS 35 /* rbx rbp rdi rsi r12-r15 rsp rip, 4 TIB fields, MXCSR + x87 cw, xmm6-15 */
 #elif defined(__i386__) && defined(__ELF__)
 #define CONTEXT_WORDS 8  /* ebx esi edi ebp esp eip, MXCSR, x87 control word */
 #elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
@@ -225,7 +312,7 @@ struct coroutine_context : ucontext_t {};
 #if COROUTINE_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define NO_ASAN __attribute__((no_sanitize_address))
+#define NO_ASAN NO_SANITIZE_ADDRESS
 #else
 #define NO_ASAN
 #endif
@@ -295,6 +382,7 @@ static thread_local volatile int asan_switching;
  * definition at link time, so a C program linked with the C driver there
  * also needs -Wl,-U,___cxa_get_globals.
  */
+#if !EH_MSVC_ABI
 struct eh_state {
 	void *caught;
 	unsigned int uncaught;
@@ -302,14 +390,39 @@ struct eh_state {
 	void *propagating; /* ARM EHABI's runtimes keep a third field */
 #endif
 };
-extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
-
-#if defined(__ELF__)
-/* Initial-exec finds a thread's own variable in an instruction or two, in
- * a shared library too, where the default model would call __tls_get_addr. */
-#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
 #else
-#define INITIAL_EXEC
+/*
+ * Microsoft's C++ runtime (vcruntime, which every program built with its
+ * compiler links, C programs too) keeps the same per thread in three
+ * places, and exports a function that finds each: the exception being
+ * handled and its CPU context (what `throw;` rethrows), and the count of
+ * exceptions thrown and not yet caught (what std::uncaught_exceptions()
+ * says).  A fourth piece has no such function: each running catch handler
+ * links a record (a frame_info, in its frame) into a per-thread chain,
+ * and unlinks it when it ends, searching the chain from its head.  A
+ * handler that yields leaves its record in the chain while another
+ * coroutine's bytes lie where the record was; the next search would
+ * follow them.  So the chain is swapped too, through the two functions
+ * that link and unlink a record (see chain_head).  On that ABI the state
+ * copied at a switch is these four values (see save_thread_eh), and
+ * struct eh_state holds them.
+ */
+struct frame_info {
+	void *exception_object;
+	struct frame_info *next;
+};
+struct eh_state {
+	void *exception;
+	void *context;
+	int processing_throw;
+	struct frame_info *handlers; /* the head of the chain */
+};
+extern "C" void **__cdecl __current_exception(void);
+extern "C" void **__cdecl __current_exception_context(void);
+extern "C" int *__cdecl __processing_throw(void);
+extern "C" struct frame_info *__cdecl _CreateFrameInfo(struct frame_info *record, void *exception_object);
+extern "C" void __cdecl _FindAndUnlinkFrame(struct frame_info *record);
 #endif
 
 /*
@@ -324,10 +437,78 @@ extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
 static thread_local struct eh_state *thread_eh INITIAL_EXEC;
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
 
+#if !EH_MSVC_ABI
+static struct eh_state *runtime_eh(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : &spare_eh;
+}
+
+/* *to = the state of the thread whose runtime_eh is thread. */
+static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
+{
+	*to = *thread;
+}
+
+static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
+{
+	*thread = *from;
+}
+#else
+/* Where the runtime keeps the running thread's state, asked once per thread. */
+struct eh_places {
+	void **exception;
+	void **context;
+	int *processing_throw;
+};
+static thread_local struct eh_places eh_places;
+
+/* The places are the runtime's; spare_eh only names the thread. */
+static struct eh_state *runtime_eh(void)
+{
+	eh_places.exception = __current_exception();
+	eh_places.context = __current_exception_context();
+	eh_places.processing_throw = __processing_throw();
+	return &spare_eh;
+}
+
+/*
+ * Makes head the head of the thread's chain of handler records, and
+ * returns the one it replaces: a record linked in reads the head (into
+ * its next), and unlinked, being the head, leaves its next as the head.
+ */
+static struct frame_info *chain_head(struct frame_info *head)
+{
+	struct frame_info record;
+	struct frame_info *old = _CreateFrameInfo(&record, NULL)->next;
+	record.next = head;
+	_FindAndUnlinkFrame(&record);
+	return old;
+}
+
+static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
+{
+	(void)thread;
+	to->exception = *eh_places.exception;
+	to->context = *eh_places.context;
+	to->processing_throw = *eh_places.processing_throw;
+	to->handlers = chain_head(NULL); /* read, by emptying it for a moment */
+	chain_head(to->handlers);
+}
+
+static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
+{
+	(void)thread;
+	*eh_places.exception = from->exception;
+	*eh_places.context = from->context;
+	*eh_places.processing_throw = from->processing_throw;
+	chain_head(from->handlers);
+}
+#endif
+
 static struct eh_state *this_thread_eh(void)
 {
 	if (thread_eh == NULL)
-		thread_eh = __cxa_get_globals ? __cxa_get_globals() : &spare_eh;
+		thread_eh = runtime_eh();
 	return thread_eh;
 }
 
@@ -402,7 +583,7 @@ struct schedule {
 
 /* ---- Misuse ------------------------------------------------------------ */
 
-__attribute__((noreturn, format(PRINTF_FORMAT, 1, 2)))
+[[noreturn]] PRINTF_CHECK(1, 2)
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -625,7 +806,7 @@ static ALWAYS_INLINE void copy_block(char *to, const char *from)
 	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
 	memcpy(&low, from, sizeof low);
 	memcpy(&high, from + sizeof low, sizeof high);
-	__asm__("" : "+r"(low), "+r"(high));
+	KEEP_IN_REGISTERS(low, high);
 	memcpy(to, &low, sizeof low);
 	memcpy(to + sizeof low, &high, sizeof high);
 }
@@ -907,7 +1088,7 @@ static size_t next_free_slot(const struct schedule *S, size_t i)
 			return cap;
 		uint64_t clear = clear_bits(S->used[k], bits, i / 64) & ~UINT64_C(0) << i % 64;
 		if (clear != 0) {
-			i = i / 64 * 64 + (size_t)__builtin_ctzll(clear);
+			i = i / 64 * 64 + (size_t)trailing_zeros(clear);
 			break;
 		}
 		if (++k == SLOT_LEVELS)
@@ -915,7 +1096,7 @@ static size_t next_free_slot(const struct schedule *S, size_t i)
 		i = i / 64 + 1; /* the next word of the level below */
 	}
 	while (k-- > 0)
-		i = i * 64 + (size_t)__builtin_ctzll(clear_bits(S->used[k], level_bits(cap, k), i));
+		i = i * 64 + (size_t)trailing_zeros(clear_bits(S->used[k], level_bits(cap, k), i));
 	return i;
 }
 
@@ -995,16 +1176,16 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
  */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
-	S->main_eh = *S->eh;
-	*S->eh = *own;
+	save_thread_eh(S->eh, &S->main_eh);
+	load_thread_eh(S->eh, own);
 }
 
 /* C is NULL when it has finished: its state goes with it. */
 static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 {
 	if (C)
-		C->eh = *S->eh;
-	*S->eh = S->main_eh;
+		save_thread_eh(S->eh, &C->eh);
+	load_thread_eh(S->eh, &S->main_eh);
 }
 
 /*
@@ -1241,7 +1422,7 @@ void coroutine_resume(struct schedule *S, int id)
  */
 static char *slice_bottom(char *dummy)
 {
-	__asm__("" : "+r"(dummy));
+	dummy = launder(dummy);
 	uintptr_t bottom = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
 	return (char *)(bottom & ~(uintptr_t)(BLOCK - 1));
 }
