@@ -89,9 +89,16 @@ $(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
 
-$(O)/asm_switch.o $(O)/pic/asm_switch.o: asm_switch.S
+# The switch: asm_switch.S, or its twin for Microsoft's assembler,
+# asm_switch.asm (SWITCH=asm_switch.asm: windows-msvc-test).
+SWITCH ?= asm_switch.S
+ML     ?= llvm-ml-14
+ASSEMBLE.S   = $(CC) $(CPPFLAGS) $(PIC) $(CFLAGS) -c $< -o $@
+ASSEMBLE.asm = $(ML) -m64 /c /Fo $@ $<
+
+$(O)/asm_switch.o $(O)/pic/asm_switch.o: $(SWITCH)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(PIC) $(CFLAGS) -c $< -o $@
+	$(ASSEMBLE$(suffix $(SWITCH)))
 
 $(O)/libcoroutine.a: $(LIBOBJS_$(BACKEND))
 	rm -f $@
@@ -161,6 +168,10 @@ $(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 # Windows only).
 $(O)/win_stack$(EXE): $(O)/win_stack.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -o $@
+
+# C++ exceptions inside coroutines on Microsoft's ABI (windows-msvc-test).
+$(O)/msvc_exceptions$(EXE): $(O)/msvc_exceptions.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
 $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
@@ -376,6 +387,67 @@ $(WINEPREFIX_DIR)/system.reg:
 windows-test: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack" check check-outputs
 
+# ---- Windows x64, Microsoft's ABI (cl.exe, clang-cl) under wine ------------------
+# cl.exe does not run here.  What does: its view of coroutine.cpp (the file
+# preprocessed as cl.exe sees it, _MSC_VER and neither __GNUC__ nor
+# __clang__, must hold no GNU-only spelling in its own lines), and the
+# ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
+# library, the demo, the C examples, driver, win_stack and msvc_exceptions,
+# linked by lld-link against the MSVC C runtime's interface as wine
+# provides it (headers: libwine-dev; import libraries and mainCRTStartup:
+# wine64-tools), run under wine, outputs as on Linux.  Twice: with
+# asm_switch.asm (llvm-ml) and the library in cl.exe's spellings
+# (COROUTINE_MICROSOFT_SPELLINGS), as a cl.exe user builds it; and with
+# asm_switch.S and the GNU spellings, as a clang-cl user can.  The two
+# switch objects must also be the same instructions (test/masm_twin_check.sh).
+# No C++ standard library is built for this target here: the C++ example
+# is left out.  Needs clang lld llvm libwine-dev wine64-tools wine wine64.
+MSVC_B := $(B)/msvc
+WINE_INCLUDE ?= /usr/include/wine/wine
+WINE_LIBDIR  ?= /usr/lib/x86_64-linux-gnu/wine/x86_64-windows
+MSVC_CC := clang --target=x86_64-pc-windows-msvc
+# Wine's headers instead of clang's search path (clang's own stddef.h and
+# intrinsics stay); the UCRT's declarations; wine's winnt.h defines
+# _InterlockedCompareExchange128, which clang has built in.
+MSVC_CPPFLAGS := -nostdlibinc -isystem $(WINE_INCLUDE)/msvcrt -isystem $(WINE_INCLUDE)/windows -D_UCRT \
+	-D_InterlockedCompareExchange128=wine_InterlockedCompareExchange128
+MSVC_LIBS := $(addprefix $(WINE_LIBDIR)/lib,winecrt0.a ucrtbase.a vcruntime140.a kernel32.a)
+# The C runtime has the math functions: an empty m.lib answers -lm, as
+# MinGW's empty libm.a does.
+MSVC_LDFLAGS := -fuse-ld=lld -nostdlib -Wl,-entry:mainCRTStartup $(MSVC_B)/msvc_crt.o $(MSVC_LIBS) -L$(MSVC_B)
+# cl.exe's spellings, compiled by clang: wine's intrin.h does not declare
+# _BitScanForward64 (Microsoft's does), so clang declares it itself.
+MSVC_SPELLINGS := CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS) -DCOROUTINE_MICROSOFT_SPELLINGS=1" \
+	CXXFLAGS="$(CXXFLAGS) -Wno-implicit-function-declaration"
+MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX= \
+	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar LDFLAGS="$(MSVC_LDFLAGS)"
+# GNU-only spellings cl.exe would reject.
+GNU_ONLY := __attribute__|__builtin_|__asm|(^|[^_[:alnum:]])asm *\(|__thread|typeof|__extension__|\(\{|__label__|__int128|__inline__|__restrict__
+
+.PHONY: windows-msvc-test msvc-view
+msvc-view:
+	@mkdir -p $(MSVC_B)
+	$(MSVC_CC) -E -x c++ -U__GNUC__ -U__clang__ $(MSVC_CPPFLAGS) $(DEFS_asm) coroutine.cpp -o $(MSVC_B)/cl-view.ii
+	@awk '/^# [0-9]+ "/ { own = $$3 == "\"coroutine.cpp\""; next } own' $(MSVC_B)/cl-view.ii > $(MSVC_B)/cl-view.own
+	@if grep -n -E '$(GNU_ONLY)' $(MSVC_B)/cl-view.own; then \
+		echo "coroutine.cpp as cl.exe sees it: the GNU-only spellings above"; exit 1; fi
+	@echo "coroutine.cpp as cl.exe sees it: $$(wc -l < $(MSVC_B)/cl-view.own) lines, no GNU-only spelling"
+
+$(MSVC_B)/msvc_crt.o: test/msvc_crt.c
+	@mkdir -p $(@D)
+	$(MSVC_CC) $(MSVC_CPPFLAGS) $(WARN) -O2 -c $< -o $@
+
+$(MSVC_B)/m.lib:
+	@mkdir -p $(@D)
+	llvm-ar rcs $@
+
+windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_DIR)/system.reg
+	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/masm SWITCH=asm_switch.asm $(MSVC_SPELLINGS) \
+		TESTS="driver win_stack msvc_exceptions" check check-outputs
+	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/gas CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" \
+		TESTS="driver win_stack msvc_exceptions" check check-outputs
+	test/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
+
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
 # must have the entry points and the instructions of the ELF object of the
@@ -559,6 +631,9 @@ help:
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
 	@echo "                  win_stack under wine"
+	@echo "make windows-msvc-test  coroutine.cpp as cl.exe preprocesses it; the MSVC ABI through clang"
+	@echo "                  (asm_switch.asm by llvm-ml, and asm_switch.S): demo, examples, driver,"
+	@echo "                  win_stack, C++ exceptions, run under wine"
 	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"

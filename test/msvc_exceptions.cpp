@@ -1,0 +1,351 @@
+/*
+ * msvc_exceptions.cpp - C++ exceptions inside coroutines on Microsoft's
+ * C++ ABI (built by make windows-msvc-test with clang for
+ * x86_64-pc-windows-msvc and run under wine): the checks of
+ * test_exceptions.cpp, without CMocka and without a C++ standard library
+ * (none is built for that target here), so what the library provides is
+ * reached through the runtime's own exports:
+ *
+ *   - a throw inside a coroutine is caught there, before and after a yield;
+ *   - `throw;` in a handler that yielded rethrows the coroutine's own
+ *     exception, whoever caught what meanwhile, main's included;
+ *   - a coroutine started inside main's handler handles no exception;
+ *   - the count of uncaught exceptions (std::uncaught_exceptions()) in a
+ *     destructor that yields during unwinding is the coroutine's own;
+ *   - an exception_ptr taken in a coroutine's handler after a yield holds
+ *     the coroutine's exception, and main rethrows it;
+ *   - an exception that escapes a coroutine ends the program: main's
+ *     handler around the resume never sees it.
+ *
+ * It ends with the line "N passed, N failed" and exits non-zero on any
+ * failure.
+ */
+#include "coroutine.h"
+#include "plain.h"
+
+#include <string.h>
+#include <windows.h>
+
+/* std::uncaught_exceptions() is this vcruntime function. */
+extern "C" int __cdecl __uncaught_exceptions(void);
+
+/* ---- std::exception_ptr, as msvcp140 implements it ---------------------- */
+
+/* Two pointers, like the standard library's (a shared pointer). */
+struct exception_ptr {
+	void *p[2];
+};
+
+struct exception_ptr_functions {
+	void (*create)(exception_ptr *);
+	void (*destroy)(exception_ptr *);
+	void (*current)(exception_ptr *);
+	void (*rethrow)(const exception_ptr *);
+};
+
+static exception_ptr_functions ep;
+
+static const char *find_exception_ptr_functions(void)
+{
+	HMODULE msvcp = LoadLibraryA("msvcp140.dll");
+	if (msvcp == NULL)
+		return "msvcp140.dll not found";
+	ep.create = (void (*)(exception_ptr *))GetProcAddress(msvcp, "?__ExceptionPtrCreate@@YAXPEAX@Z");
+	ep.destroy = (void (*)(exception_ptr *))GetProcAddress(msvcp, "?__ExceptionPtrDestroy@@YAXPEAX@Z");
+	ep.current = (void (*)(exception_ptr *))GetProcAddress(msvcp, "?__ExceptionPtrCurrentException@@YAXPEAX@Z");
+	ep.rethrow = (void (*)(const exception_ptr *))GetProcAddress(msvcp, "?__ExceptionPtrRethrow@@YAXPEBX@Z");
+	if (!ep.create || !ep.destroy || !ep.current || !ep.rethrow)
+		return "msvcp140.dll lacks the exception_ptr functions";
+	return NULL;
+}
+
+static bool is_null(const exception_ptr *e)
+{
+	return e->p[0] == NULL && e->p[1] == NULL;
+}
+
+/* ---- A throw caught in its coroutine -------------------------------------- */
+
+struct caught {
+	int before_yield; /* what the catch caught, 0 if none */
+	int after_yield;
+};
+
+static void throw_and_catch_twice(struct schedule *S, void *ud)
+{
+	caught *c = (caught *)ud;
+	try {
+		throw 1;
+	} catch (int e) {
+		c->before_yield = e;
+	}
+	coroutine_yield(S);
+	try {
+		throw 2;
+	} catch (int e) {
+		c->after_yield = e;
+	}
+}
+
+static const char *throw_is_caught_in_the_coroutine(void)
+{
+	caught c = { 0, 0 };
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, throw_and_catch_twice, &c);
+	coroutine_resume(S, id);
+	coroutine_resume(S, id);
+	coroutine_close(S);
+	if (c.before_yield != 1)
+		return "a throw before any yield was not caught by the coroutine's handler";
+	if (c.after_yield != 2)
+		return "a throw after a yield was not caught by the coroutine's handler";
+	return NULL;
+}
+
+/* ---- Rethrowing from a handler that yielded ------------------------------- */
+
+/* What `throw;` rethrows here: the int being handled. */
+static int rethrow_current(void)
+{
+	try {
+		throw;
+	} catch (int e) {
+		return e;
+	}
+	return -1;
+}
+
+struct handler {
+	int throws;   /* what it throws and catches */
+	int rethrown; /* what `throw;` rethrew after its yield */
+};
+
+static void yield_in_handler(struct schedule *S, void *ud)
+{
+	handler *h = (handler *)ud;
+	try {
+		throw h->throws;
+	} catch (...) {
+		coroutine_yield(S);
+		h->rethrown = rethrow_current();
+	}
+}
+
+static const char *coroutines_yielding_in_handlers_rethrow_their_own(void)
+{
+	handler a = { 1, 0 }, b = { 2, 0 };
+	struct schedule *S = coroutine_open();
+	int ia = coroutine_new(S, yield_in_handler, &a);
+	int ib = coroutine_new(S, yield_in_handler, &b);
+	coroutine_resume(S, ia); /* a yields inside its handler */
+	coroutine_resume(S, ib); /* so does b */
+	coroutine_resume(S, ia);
+	coroutine_resume(S, ib);
+	coroutine_close(S);
+	if (a.rethrown != 1 || b.rethrown != 2)
+		return "a coroutine's `throw;` rethrew another's exception";
+	return NULL;
+}
+
+static const char *main_handler_around_a_resume_rethrows_mains(void)
+{
+	handler co = { 2, 0 };
+	int rethrown = 0;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, yield_in_handler, &co);
+	try {
+		throw 1;
+	} catch (...) {
+		coroutine_resume(S, id); /* it catches its own and yields there */
+		rethrown = rethrow_current();
+	}
+	coroutine_resume(S, id);
+	coroutine_close(S);
+	if (rethrown != 1)
+		return "main's `throw;` rethrew the coroutine's exception";
+	if (co.rethrown != 2)
+		return "the coroutine's `throw;` rethrew main's exception";
+	return NULL;
+}
+
+/* A coroutine started inside main's handler is not inside it. */
+static void note_current_exception(struct schedule *S, void *ud)
+{
+	(void)S;
+	exception_ptr e;
+	ep.create(&e);
+	ep.current(&e);
+	*(bool *)ud = !is_null(&e);
+	ep.destroy(&e);
+}
+
+static const char *coroutine_started_in_mains_handler_has_no_exception(void)
+{
+	bool has_exception = true;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, note_current_exception, &has_exception);
+	try {
+		throw 1;
+	} catch (...) {
+		coroutine_resume(S, id);
+	}
+	coroutine_close(S);
+	return has_exception ? "a coroutine started in main's handler sees main's exception" : NULL;
+}
+
+/* ---- std::uncaught_exceptions() during unwinding --------------------------- */
+
+struct unwinding {
+	int before_yield; /* std::uncaught_exceptions() in the destructor */
+	int after_yield;
+};
+
+/* Yields from its destructor, which runs while an exception unwinds. */
+struct yields_when_destroyed {
+	struct schedule *S;
+	unwinding *u;
+	~yields_when_destroyed()
+	{
+		u->before_yield = __uncaught_exceptions();
+		coroutine_yield(S);
+		u->after_yield = __uncaught_exceptions();
+	}
+};
+
+static void unwind_through_a_yield(struct schedule *S, void *ud)
+{
+	try {
+		yields_when_destroyed y = { S, (unwinding *)ud };
+		throw 1;
+	} catch (int) {
+	}
+}
+
+static void count_uncaught(struct schedule *S, void *ud)
+{
+	(void)S;
+	*(int *)ud = __uncaught_exceptions();
+}
+
+static const char *uncaught_exceptions_are_counted_per_coroutine(void)
+{
+	unwinding u = { -1, -1 };
+	int other = -1, in_main;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, unwind_through_a_yield, &u);
+	coroutine_resume(S, id); /* it yields while unwinding */
+	in_main = __uncaught_exceptions();
+	coroutine_resume(S, coroutine_new(S, count_uncaught, &other));
+	coroutine_resume(S, id);
+	int dead = coroutine_status(S, id) == COROUTINE_DEAD;
+	coroutine_close(S);
+	if (in_main != 0 || other != 0)
+		return "main or another coroutine counts the yielding coroutine's uncaught exception";
+	if (u.before_yield != 1 || u.after_yield != 1)
+		return "the unwinding coroutine's count changed across its yield";
+	if (!dead || __uncaught_exceptions() != 0)
+		return "the unwinding coroutine did not finish cleanly";
+	return NULL;
+}
+
+/* ---- exception_ptr across coroutines ---------------------------------------- */
+
+/* Takes an exception_ptr to its own exception in its handler, after a yield. */
+static void capture_after_yield(struct schedule *S, void *ud)
+{
+	try {
+		throw 2;
+	} catch (int) {
+		coroutine_yield(S);
+		ep.current((exception_ptr *)ud);
+	}
+}
+
+static const char *exception_ptr_crosses_coroutines(void)
+{
+	exception_ptr e;
+	int rethrown = 0;
+	ep.create(&e);
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, capture_after_yield, &e);
+	coroutine_resume(S, id);
+	try {
+		throw 1; /* main handles another exception while it is suspended */
+	} catch (int) {
+		coroutine_resume(S, id);
+	}
+	coroutine_close(S);
+	if (is_null(&e))
+		return "the coroutine's exception_ptr is null";
+	try {
+		ep.rethrow(&e);
+	} catch (int v) {
+		rethrown = v;
+	}
+	ep.destroy(&e);
+	return rethrown == 2 ? NULL : "the coroutine's exception_ptr holds another exception";
+}
+
+/* ---- An exception that escapes a coroutine ----------------------------------- */
+
+static void throw_out(struct schedule *S, void *ud)
+{
+	(void)S, (void)ud;
+	throw 3;
+}
+
+/* In a child process (this program with the argument "escape"): exits 0 if
+ * main's handler caught the escaped exception, 1 if the resume returned. */
+static int escape(void)
+{
+	struct schedule *S = coroutine_open();
+	try {
+		coroutine_resume(S, coroutine_new(S, throw_out, NULL));
+	} catch (...) {
+		return 0;
+	}
+	return 1;
+}
+
+static const char *escaping_exception_ends_the_program(void)
+{
+	char command[MAX_PATH + 16] = "\"";
+	STARTUPINFOA si;
+	PROCESS_INFORMATION pi;
+	DWORD status = 0;
+	memset(&si, 0, sizeof si);
+	si.cb = sizeof si;
+	GetModuleFileNameA(NULL, command + 1, MAX_PATH);
+	strcat(command, "\" escape");
+	/* The child's report of the unhandled exception goes nowhere. */
+	SetErrorMode(SEM_NOGPFAULTERRORBOX);
+	if (!CreateProcessA(NULL, command, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi))
+		return "could not start the child";
+	WaitForSingleObject(pi.hProcess, INFINITE);
+	GetExitCodeProcess(pi.hProcess, &status);
+	CloseHandle(pi.hThread);
+	CloseHandle(pi.hProcess);
+	if (status == 0)
+		return "main's handler caught an exception thrown in a coroutine";
+	if (status == 1)
+		return "coroutine_resume returned after an exception escaped the coroutine";
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "escape") == 0)
+		return escape();
+	setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not take the lines before it along */
+	const char *missing = find_exception_ptr_functions();
+	report("a throw is caught in its coroutine, before and after a yield", throw_is_caught_in_the_coroutine());
+	report("coroutines yielding in handlers rethrow their own",
+	       coroutines_yielding_in_handlers_rethrow_their_own());
+	report("main's handler around a resume rethrows main's", main_handler_around_a_resume_rethrows_mains());
+	report("a coroutine started in main's handler has no exception",
+	       missing ? missing : coroutine_started_in_mains_handler_has_no_exception());
+	report("uncaught exceptions are counted per coroutine", uncaught_exceptions_are_counted_per_coroutine());
+	report("an exception_ptr crosses coroutines", missing ? missing : exception_ptr_crosses_coroutines());
+	report("an exception escaping a coroutine ends the program", escaping_exception_ends_the_program());
+	return finish();
+}
