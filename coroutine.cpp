@@ -65,8 +65,10 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 /* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
  *
  * gcc and clang (clang-cl too, which defines _MSC_VER as well) take the GNU
- * spellings; cl.exe takes Microsoft's.  Nothing outside this block asks
- * which compiler it is.  Thread-local storage needs no macro: C++11's
+ * spellings; cl.exe takes Microsoft's, and so does clang when built with
+ * -DCOROUTINE_MICROSOFT_SPELLINGS=1, so that they are compiled and run
+ * where cl.exe is not (make windows-msvc-test).  Nothing outside this block
+ * asks which compiler it is.  Thread-local storage needs no macro: C++11's
  * thread_local is both compilers', and so is [[noreturn]].
  *
  *   NOINLINE             never inlined (a frame of its own)
