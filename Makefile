@@ -90,7 +90,8 @@ $(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h
 	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
 
 # The switch: asm_switch.S, or its twin for Microsoft's assembler,
-# asm_switch.asm (SWITCH=asm_switch.asm: windows-msvc-test).
+# asm_switch.asm (SWITCH=asm_switch.asm: windows-msvc-test), assembled by
+# llvm's ml64 (Debian 12's llvm names it llvm-ml-14 only).
 SWITCH ?= asm_switch.S
 ML     ?= llvm-ml-14
 ASSEMBLE.S   = $(CC) $(CPPFLAGS) $(PIC) $(CFLAGS) -c $< -o $@
