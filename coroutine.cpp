@@ -159,7 +159,7 @@ typedef struct coroutine_context context;
 #if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 #define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
 #elif defined(__x86_64__) && defined(_WIN32)
-#define CONTEXT_WORDS 34 /* rbx rbp rdi rsi r12-r15 rsp rip, 3 TIB fields, MXCSR + x87 cw, xmm6-15 */
+#define CONTEXT_WORDS 35 /* rbx rbp rdi rsi r12-r15 rsp rip, 4 TIB fields, MXCSR + x87 cw, xmm6-15 */
 #elif defined(__i386__) && defined(__ELF__)
 #define CONTEXT_WORDS 8  /* ebx esi edi ebp esp eip, MXCSR, x87 control word */
 #elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
