@@ -140,13 +140,13 @@ $(O)/%.o: test/%.cpp coroutine.h $(wildcard test/*.h)
 $(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
 
-# The same C++ tests without CMocka (test/plain_suite.h), for targets that
-# have none.
-$(O)/exceptions_plain.o: test/test_exceptions.cpp coroutine.h $(wildcard test/*.h)
+# driver_cxx: the same C++ tests without CMocka (test/plain_suite.h), for
+# targets that have none; one source, so that the two cannot drift apart.
+$(O)/driver_cxx.o: test/test_exceptions.cpp coroutine.h $(wildcard test/*.h)
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) -I. -c $< -o $@
 
-$(O)/exceptions_plain$(EXE): $(O)/exceptions_plain.o $(O)/libcoroutine.a
+$(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ -o $@
 
 # test_guard's largest frames come from code built with -fstack-clash-protection.
@@ -365,7 +365,7 @@ musl-test:
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/driver.c, and the demo's
 # and the examples' outputs), test/win_stack.c, and the C++ exception tests
-# built without CMocka (exceptions_plain).  wine's state lives in the build
+# built without CMocka (driver_cxx).  wine's state lives in the build
 # folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
@@ -384,7 +384,7 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack exceptions_plain" check check-outputs
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx" check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 
 # libcoroutine.dll as CMake and Meson build it, and programs linked with it
@@ -403,7 +403,7 @@ MINGW_RUNTIME_DIR = $(dir $(shell $(MINGW)g++ -print-file-name=libstdc++-6.dll))
 .PHONY: windows-test-runtime-dll
 windows-test-runtime-dll: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/runtime-dll LDFLAGS="$(LDFLAGS)" \
-		RUN="env WINEPATH=$(MINGW_RUNTIME_DIR) $(WINE_RUN)" TESTS=exceptions_plain check
+		RUN="env WINEPATH=$(MINGW_RUNTIME_DIR) $(WINE_RUN)" TESTS=driver_cxx check
 
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
