@@ -311,8 +311,9 @@ END_FUNCTION coroutine_start_context
  * the handler of every record that lies below the frame it has reached.
  * Main's records lie on the thread's stack, below the run stack, so a
  * throw in a coroutine would reach main's top-level handler (terminate)
- * before the coroutine's own catch.  So the list is part of the context as well: a coroutine
- * starts with the end of the chain (-1), and main gets its own back.
+ * before the coroutine's own catch.  So the list is part of the context
+ * as well: a coroutine starts with the end of the chain (-1), and main
+ * gets its own back.
  *
  * Context layout (CONTEXT_WORDS 35 in coroutine.cpp):
  *
