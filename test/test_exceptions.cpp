@@ -300,7 +300,11 @@ static void throw_out_of_the_coroutine(struct schedule *S, void *ud)
  * the Microsoft C++ ABI's. */
 #define GCC_EXCEPTION_CODE 0x20474343
 #define MSVC_EXCEPTION_CODE 0xE06D7363
-#define EXPECTED_ESCAPE_STATUS(status) ((status) == GCC_EXCEPTION_CODE || (status) == MSVC_EXCEPTION_CODE)
+
+static bool ended_as_promised(unsigned long status)
+{
+	return status == GCC_EXCEPTION_CODE || status == MSVC_EXCEPTION_CODE;
+}
 
 /* The exit status of this program run with the argument "escape". */
 static unsigned long status_of_escape_in_child(void)
@@ -314,7 +318,10 @@ static unsigned long status_of_escape_in_child(void)
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define EXPECTED_ESCAPE_STATUS(status) ((status) == TERMINATED)
+static bool ended_as_promised(unsigned long status)
+{
+	return status == TERMINATED;
+}
 
 static unsigned long status_of_escape_in_child(void)
 {
@@ -333,7 +340,7 @@ static void test_exception_escaping_a_coroutine_ends_the_program(void **state)
 {
 	(void)state;
 	unsigned long status = status_of_escape_in_child();
-	assert_true(EXPECTED_ESCAPE_STATUS(status));
+	assert_true(ended_as_promised(status));
 }
 
 int main(int argc, char **argv)
