@@ -307,13 +307,12 @@ END_FUNCTION coroutine_start_context
  * The TIB's first field, ExceptionList (gs:0x00), heads the chain of
  * exception registration records that 32-bit Windows dispatches through.
  * x64 Windows dispatches by the unwind tables and leaves the list alone,
- * but wine's dispatcher walks it too: unwinding frame by frame, it calls
- * the handler of every record that lies below the frame it has reached.
- * Main's records lie on the thread's stack, below the run stack, so a
- * throw in a coroutine would reach main's top-level handler (terminate)
- * before the coroutine's own catch.  So the list is part of the context
- * as well: a coroutine starts with the end of the chain (-1), and main
- * gets its own back.
+ * but wine's dispatcher walks it too: it calls a record's handler before
+ * the handler of any frame above the record in memory.  Main's records lie
+ * on the thread's stack, below the run stack, so a throw in a coroutine
+ * would reach main's top-level handler (terminate) before the coroutine's
+ * own catch.  So the list is part of the context as well: a coroutine
+ * starts with the end of the chain (-1), and main gets its own back.
  *
  * Context layout (CONTEXT_WORDS 35 in coroutine.cpp):
  *
