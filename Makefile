@@ -148,6 +148,15 @@ $(O)/%.o: test/%.cpp coroutine.h $(wildcard test/*.h)
 $(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
 
+# driver_cxx: the same C++ tests without CMocka (test/plain_suite.h), for
+# targets that have none; one source, so that the two cannot drift apart.
+$(O)/driver_cxx.o: test/test_exceptions.cpp coroutine.h $(wildcard test/*.h)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) -I. -c $< -o $@
+
+$(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ -o $@
+
 # test_guard's largest frames come from code built with -fstack-clash-protection.
 $(O)/clash_frames.o: test/clash_frames.c test/clash_frames.h
 	@mkdir -p $(@D)
@@ -367,8 +376,9 @@ musl-test:
 # Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/driver.c, and the demo's
-# and the examples' outputs), and test/win_stack.c.  wine's state lives in
-# the build folder; creating it takes seconds, once.
+# and the examples' outputs), test/win_stack.c, and the C++ exception tests
+# built without CMocka (driver_cxx).  wine's state lives in the build
+# folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
 WIN_B := $(B)/windows
@@ -386,7 +396,26 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack" check check-outputs
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx" check check-outputs
+	@$(MAKE) --no-print-directory windows-dll-test
+
+# libcoroutine.dll as CMake and Meson build it, and programs linked with it
+# or with the static library, import no DLL of MinGW's and run under wine
+# with the DLL alone beside them (test/windows_dll.sh; needs cmake, meson,
+# ninja-build too).
+.PHONY: windows-dll-test
+windows-dll-test: $(WINEPREFIX_DIR)/system.reg
+	test/windows_dll.sh $(MINGW) $(WIN_B)/dll $(WINE_RUN)
+
+# The C++ exception tests linked against MinGW's libstdc++-6.dll (and
+# libgcc_s_seh-1.dll, found through WINEPATH) instead of statically: the
+# library must find the runtime's exception state in the DLL at run time.
+MINGW_RUNTIME_DIR = $(dir $(shell $(MINGW)g++ -print-file-name=libstdc++-6.dll))
+
+.PHONY: windows-test-runtime-dll
+windows-test-runtime-dll: $(WINEPREFIX_DIR)/system.reg
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/runtime-dll LDFLAGS="$(LDFLAGS)" \
+		RUN="env WINEPATH=$(MINGW_RUNTIME_DIR) $(WINE_RUN)" TESTS=driver_cxx check
 
 # ---- Windows x64, Microsoft's ABI (cl.exe, clang-cl) under wine ------------------
 # cl.exe does not run here.  What does: its view of coroutine.cpp (the file
@@ -630,8 +659,10 @@ help:
 	@echo "                  both backends, under qemu-user (-j2 runs two targets at a time)"
 	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
-	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
-	@echo "                  win_stack under wine"
+	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver,"
+	@echo "                  win_stack and the C++ exception tests under wine; windows-dll-test"
+	@echo "make windows-dll-test  libcoroutine.dll (CMake, Meson) and programs need no MinGW DLL"
+	@echo "make windows-test-runtime-dll  the C++ exception tests against libstdc++-6.dll, under wine"
 	@echo "make windows-msvc-test  coroutine.cpp as cl.exe preprocesses it; the MSVC ABI through clang"
 	@echo "                  (asm_switch.asm by llvm-ml, and asm_switch.S): demo, examples, driver,"
 	@echo "                  win_stack, C++ exceptions, run under wine"

@@ -304,7 +304,17 @@ END_FUNCTION coroutine_start_context
  * without reading them.)  The run stack is committed whole, so
  * StackLimit, its lowest committed address, is its bottom.
  *
- * Context layout (CONTEXT_WORDS 34 in coroutine.cpp):
+ * The TIB's first field, ExceptionList (gs:0x00), heads the chain of
+ * exception registration records that 32-bit Windows dispatches through.
+ * x64 Windows dispatches by the unwind tables and leaves the list alone,
+ * but wine's dispatcher walks it too: it calls a record's handler before
+ * the handler of any frame above the record in memory.  Main's records lie
+ * on the thread's stack, below the run stack, so a throw in a coroutine
+ * would reach main's top-level handler (terminate) before the coroutine's
+ * own catch.  So the list is part of the context as well: a coroutine
+ * starts with the end of the chain (-1), and main gets its own back.
+ *
+ * Context layout (CONTEXT_WORDS 35 in coroutine.cpp):
  *
  *   offset  bytes  holds
  *        0      8  rbx
@@ -325,6 +335,7 @@ END_FUNCTION coroutine_start_context
  *      110      2  unused
  *      112    160  xmm6 ... xmm15 (16 bytes each; the context is only
  *                  8-byte aligned, hence movups rather than movaps)
+ *      272      8  ExceptionList      (gs:0x00)
  * ====================================================================== */
 #define RBX   0
 #define RBP   8
@@ -342,7 +353,9 @@ END_FUNCTION coroutine_start_context
 #define MXCSR 104
 #define FCW  108
 #define XMM6 112
-/* The TIB's stack fields, as gs-relative addresses. */
+#define EXCEPTION_LIST 272
+/* The TIB's stack fields and exception list, as gs-relative addresses. */
+#define TIB_EXCEPTION_LIST %gs:0x00
 #define TIB_STACK_BASE  %gs:0x08
 #define TIB_STACK_LIMIT %gs:0x10
 #define TIB_DEALLOCATION_STACK %gs:0x1478
@@ -372,6 +385,8 @@ END_FUNCTION coroutine_start_context
 	mov	%rax, STACK_LIMIT(\ctx)
 	mov	TIB_DEALLOCATION_STACK, %rax
 	mov	%rax, DEALLOCATION_STACK(\ctx)
+	mov	TIB_EXCEPTION_LIST, %rax
+	mov	%rax, EXCEPTION_LIST(\ctx)
 	stmxcsr	MXCSR(\ctx)
 	fnstcw	FCW(\ctx)
 	movups	%xmm6, XMM6+0*16(\ctx)
@@ -387,7 +402,8 @@ END_FUNCTION coroutine_start_context
 .endm
 
 /* ---- The restore of the nonvolatile state from \ctx: the TIB describes
- * \ctx's stack before rsp moves onto it, and rsp is last. */
+ * \ctx's stack (and holds its exception list) before rsp moves onto it,
+ * and rsp is last. */
 .macro LOAD_CALLEE_SAVED ctx
 	mov	STACK_BASE(\ctx), %rax
 	mov	%rax, TIB_STACK_BASE
@@ -395,6 +411,8 @@ END_FUNCTION coroutine_start_context
 	mov	%rax, TIB_STACK_LIMIT
 	mov	DEALLOCATION_STACK(\ctx), %rax
 	mov	%rax, TIB_DEALLOCATION_STACK
+	mov	EXCEPTION_LIST(\ctx), %rax
+	mov	%rax, TIB_EXCEPTION_LIST
 	movups	XMM6+0*16(\ctx), %xmm6
 	movups	XMM6+1*16(\ctx), %xmm7
 	movups	XMM6+2*16(\ctx), %xmm8
@@ -472,8 +490,9 @@ END_FUNCTION coroutine_switch_context
  *                              char *reservation (rsp + 48))
  * bottom and reservation are the lowest addresses of the run stack and of
  * its mapping (the guard region below it): the new StackLimit and
- * DeallocationStack.  The new coroutine runs with the caller's FP control
- * state, as a function it called would.
+ * DeallocationStack.  The new coroutine's exception list is empty: -1,
+ * the end of the chain.  It runs with the caller's FP control state, as a
+ * function it called would.
  */
 FUNCTION coroutine_start_context
 	SAVE_CALLER %rcx
@@ -483,6 +502,7 @@ FUNCTION coroutine_start_context
 	mov	%rdx, TIB_STACK_BASE
 	mov	%r10, TIB_STACK_LIMIT
 	mov	%r11, TIB_DEALLOCATION_STACK
+	movq	$-1, TIB_EXCEPTION_LIST
 	/*
 	 * The top word of the run stack is a null return address: the frame
 	 * below it is entered as if called from nowhere, so rsp % 16 == 8, as

@@ -8,12 +8,63 @@
  * The C++ runtime keeps that state per thread; the library swaps it at
  * every switch (see eh_state in coroutine.cpp).  This program is C++, linked
  * with the C++ driver, unlike the other tests.
+ *
+ * Also: a throw inside a coroutine is caught there, before and after a
+ * yield; a std::exception_ptr carries an exception from one coroutine to
+ * another and to main; and an exception that escapes a coroutine's
+ * function ends the program in std::terminate.
+ *
+ * Built with -DTEST_PLAIN it needs no CMocka (test/plain_suite.h): so it
+ * runs under wine too (make windows-test).
  */
+#ifdef TEST_PLAIN
+#include "plain_suite.h"
+#else
 #include "support.h"
+#endif
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <string>
+
+/* ---- Throwing and catching inside a coroutine --------------------------- */
+
+struct two_catches {
+	std::string before_yield; /* what each catch caught */
+	std::string after_yield;
+};
+
+static std::string throw_and_catch(const char *message)
+{
+	try {
+		throw std::runtime_error(message);
+	} catch (const std::exception &e) {
+		return e.what();
+	}
+}
+
+static void catch_around_a_yield(struct schedule *S, void *ud)
+{
+	two_catches *c = (two_catches *)ud;
+	c->before_yield = throw_and_catch("before");
+	coroutine_yield(S);
+	c->after_yield = throw_and_catch("after");
+}
+
+static void test_throw_is_caught_in_its_coroutine_before_and_after_a_yield(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	two_catches c;
+	int id = coroutine_new(S, catch_around_a_yield, &c);
+	coroutine_resume(S, id);
+	assert_string_equal(c.before_yield.c_str(), "before");
+	coroutine_resume(S, id);
+	assert_string_equal(c.after_yield.c_str(), "after");
+	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+}
 
 /* ---- Rethrowing from a handler that yielded ---------------------------- */
 
@@ -39,6 +90,7 @@ static void yield_in_handler(struct schedule *S, void *ud)
 		throw std::runtime_error(h->throws);
 	} catch (...) {
 		coroutine_yield(S);
+		coroutine_yield(S);
 		h->rethrown = rethrow_current();
 	}
 }
@@ -52,6 +104,8 @@ static void test_coroutines_yielding_in_handlers_rethrow_their_own(void **state)
 	int ib = coroutine_new(S, yield_in_handler, &b);
 	coroutine_resume(S, ia); /* a yields inside its handler */
 	coroutine_resume(S, ib); /* so does b */
+	coroutine_resume(S, ia); /* each yields there once more */
+	coroutine_resume(S, ib);
 	coroutine_resume(S, ia);
 	coroutine_resume(S, ib);
 	assert_string_equal(a.rethrown.c_str(), "first");
@@ -70,6 +124,7 @@ static void test_main_handler_around_a_resume_rethrows_mains(void **state)
 		coroutine_resume(S, id); /* it catches its own and yields there */
 		rethrown = rethrow_current();
 	}
+	coroutine_resume(S, id);
 	coroutine_resume(S, id);
 	assert_string_equal(rethrown.c_str(), "main's");
 	assert_string_equal(co.rethrown.c_str(), "coroutine's");
@@ -146,13 +201,160 @@ static void test_uncaught_exceptions_are_counted_per_coroutine(void **state)
 	assert_int_equal(std::uncaught_exceptions(), 0);
 }
 
-int main(void)
+/* ---- std::exception_ptr across coroutines ------------------------------- */
+
+struct passing {
+	std::exception_ptr caught; /* what the thrower caught */
+	std::string received;      /* what the receiver caught, rethrowing it */
+};
+
+static void catch_and_keep(struct schedule *S, void *ud)
 {
+	passing *p = (passing *)ud;
+	try {
+		throw std::runtime_error("passed on");
+	} catch (...) {
+		p->caught = std::current_exception();
+	}
+	coroutine_yield(S);
+}
+
+static std::string what_it_rethrows(std::exception_ptr e)
+{
+	try {
+		std::rethrow_exception(e);
+	} catch (const std::exception &caught) {
+		return caught.what();
+	}
+	return "nothing";
+}
+
+static void rethrow_the_kept_one(struct schedule *S, void *ud)
+{
+	passing *p = (passing *)ud;
+	(void)S;
+	p->received = what_it_rethrows(p->caught);
+}
+
+static void test_exception_ptr_carries_an_exception_between_coroutines(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	passing p;
+	int thrower = coroutine_new(S, catch_and_keep, &p);
+	coroutine_resume(S, thrower); /* it yields holding its exception_ptr */
+	coroutine_resume(S, coroutine_new(S, rethrow_the_kept_one, &p));
+	assert_string_equal(p.received.c_str(), "passed on");
+	coroutine_resume(S, thrower); /* the thrower returns: the exception outlives it */
+	assert_int_equal(coroutine_status(S, thrower), COROUTINE_DEAD);
+	assert_string_equal(what_it_rethrows(p.caught).c_str(), "passed on");
+	assert_true(std::current_exception() == nullptr);
+}
+
+/* ---- An exception that escapes a coroutine --------------------------- */
+
+/*
+ * A coroutine's function must not let an exception out.  If one does, the
+ * unwinder finds no handler: the unwind chain ends at the top of the run
+ * stack, never in the resumer.  With the Itanium ABI's unwinder the C++
+ * runtime then calls std::terminate, as for an exception that escapes a
+ * thread's function.  On Windows the exception is unhandled: what would
+ * call the unhandled-exception filter (and through it std::terminate) is
+ * the thread's start, beyond the end of the chain, so the process ends at
+ * once with the exception's code as its exit status.  It runs in a child
+ * process, which this program starts with the argument "escape".
+ */
+#define ESCAPE_ARGUMENT "escape"
+#define TERMINATED 42 /* the child's status when std::terminate ran */
+#define RETURNED 43   /* and when the resume came back */
+
+static void throw_out_of_the_coroutine(struct schedule *S, void *ud)
+{
+	(void)S;
+	(void)ud;
+	throw std::runtime_error("escaped");
+}
+
+[[noreturn]] static void exit_terminated(void)
+{
+	std::_Exit(TERMINATED);
+}
+
+/* The child's part: it never returns. */
+[[noreturn]] static void let_an_exception_escape(void)
+{
+	std::set_terminate(exit_terminated);
+	struct schedule *S = coroutine_open();
+	try {
+		coroutine_resume(S, coroutine_new(S, throw_out_of_the_coroutine, NULL));
+	} catch (...) {
+		std::fputs("the resumer caught an exception that escaped a coroutine\n", stderr);
+	}
+	std::_Exit(RETURNED);
+}
+
+#if defined(_WIN32)
+#include <process.h>
+#include <windows.h>
+
+/* The exception codes of a C++ throw: g++'s (libgcc's unwind-seh.c) and
+ * the Microsoft C++ ABI's. */
+#define GCC_EXCEPTION_CODE 0x20474343
+#define MSVC_EXCEPTION_CODE 0xE06D7363
+
+static bool ended_as_promised(unsigned long status)
+{
+	return status == GCC_EXCEPTION_CODE || status == MSVC_EXCEPTION_CODE;
+}
+
+/* The exit status of this program run with the argument "escape". */
+static unsigned long status_of_escape_in_child(void)
+{
+	char self[MAX_PATH];
+	if (GetModuleFileNameA(NULL, self, sizeof self) == 0)
+		return RETURNED;
+	return (unsigned long)_spawnl(_P_WAIT, self, "child", ESCAPE_ARGUMENT, (char *)NULL);
+}
+#else
+#include <sys/wait.h>
+#include <unistd.h>
+
+static bool ended_as_promised(unsigned long status)
+{
+	return status == TERMINATED;
+}
+
+static unsigned long status_of_escape_in_child(void)
+{
+	int status;
+	std::fflush(NULL); /* or the child would print the output buffered here again */
+	pid_t pid = fork();
+	if (pid == 0)
+		let_an_exception_escape();
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return RETURNED;
+	return (unsigned long)WEXITSTATUS(status);
+}
+#endif
+
+static void test_exception_escaping_a_coroutine_ends_the_program(void **state)
+{
+	(void)state;
+	unsigned long status = status_of_escape_in_child();
+	assert_true(ended_as_promised(status));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && std::strcmp(argv[1], ESCAPE_ARGUMENT) == 0)
+		let_an_exception_escape();
 	const struct CMUnitTest tests[] = {
+		schedule_test(test_throw_is_caught_in_its_coroutine_before_and_after_a_yield),
 		schedule_test(test_coroutines_yielding_in_handlers_rethrow_their_own),
 		schedule_test(test_main_handler_around_a_resume_rethrows_mains),
 		schedule_test(test_coroutine_started_in_mains_handler_has_no_exception),
 		schedule_test(test_uncaught_exceptions_are_counted_per_coroutine),
+		schedule_test(test_exception_ptr_carries_an_exception_between_coroutines),
+		schedule_test(test_exception_escaping_a_coroutine_ends_the_program),
 	};
 	return run_suite(tests);
 }

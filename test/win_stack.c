@@ -6,6 +6,9 @@
  *     StackLimit gs:0x10, DeallocationStack gs:0x1478) describe the run
  *     stack while a coroutine runs, on its first entry and after a resume,
  *     and the thread's own stack again in main;
+ *   - the TIB's exception list (gs:0x00) is empty (-1, the end of the
+ *     chain) while a coroutine runs, and main's own again in main: wine
+ *     dispatches through it, and main's records lie outside the run stack;
  *   - unwinding from inside a coroutine ends at the first-entry
  *     trampoline, at the top of the run stack, instead of running on into
  *     whatever lies above it, and the trampoline calls the entry with its
@@ -140,6 +143,54 @@ static const char *tib_in_main(void)
 	if (why == NULL && !tib_is_the_threads(&probe))
 		why = "after a coroutine returned, the TIB does not describe the thread's stack";
 	coroutine_close(S);
+	return why;
+}
+
+/* ---- The exception list of the Thread Information Block ------------------ */
+
+#define END_OF_CHAIN ((void *)-1)
+
+/* The head of the exception registration records: ExceptionList, gs:0x00. */
+static void *current_exception_list(void)
+{
+	void *head;
+	__asm__ volatile("mov %%gs:0x00, %0" : "=r"(head));
+	return head;
+}
+
+/* Main's own, read at the start of main, like thread_fields. */
+static void *thread_exception_list;
+
+struct list_probe {
+	void *first_entry;  /* gs:0x00 on the first entry */
+	void *after_resume; /* and after a yield and a resume */
+};
+
+static void read_list_twice(struct schedule *S, void *ud)
+{
+	struct list_probe *p = (struct list_probe *)ud;
+	p->first_entry = current_exception_list();
+	coroutine_yield(S);
+	p->after_resume = current_exception_list();
+}
+
+static const char *exception_list_in_coroutine_and_main(void)
+{
+	struct list_probe probe = { NULL, NULL };
+	const char *why = NULL;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, read_list_twice, &probe);
+	coroutine_resume(S, id); /* the coroutine yields */
+	if (current_exception_list() != thread_exception_list)
+		why = "after a yield, gs:0x00 is not main's exception list";
+	coroutine_resume(S, id); /* the coroutine returns */
+	if (why == NULL && current_exception_list() != thread_exception_list)
+		why = "after a coroutine returned, gs:0x00 is not main's exception list";
+	coroutine_close(S);
+	if (why == NULL && probe.first_entry != END_OF_CHAIN)
+		why = "on its first entry, a coroutine's gs:0x00 is not -1";
+	if (why == NULL && probe.after_resume != END_OF_CHAIN)
+		why = "after a resume, a coroutine's gs:0x00 is not -1";
 	return why;
 }
 
@@ -402,8 +453,12 @@ static const char *big_frames_work_in_a_coroutine(void)
 int main(void)
 {
 	thread_fields = current_stack_fields();
+	thread_exception_list = current_exception_list();
 	report("the TIB describes the run stack inside a coroutine", tib_in_coroutine());
 	report("the TIB describes the thread's stack in main", tib_in_main());
+	report("the exception list is -1 in a coroutine and main's in main",
+	       thread_exception_list == END_OF_CHAIN ? "main's gs:0x00 is -1 already: nothing to tell apart"
+						     : exception_list_in_coroutine_and_main());
 	report("unwinding ends at the top of the run stack", unwinding_ends_at_the_top_of_the_run_stack());
 	report("the trampoline gives the entry its home space", trampoline_gives_the_entry_home_space());
 	report("xmm6-xmm15 survive a resume", xmm_survives_a_resume());
