@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #ifndef COROUTINE_STACK_SIZE
 #define COROUTINE_STACK_SIZE (1024 * 1024)
 #endif
@@ -71,8 +73,30 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  * All that differs between Linux, macOS and Windows, apart from the context
  * switch: map_guarded returns len bytes of fresh read-write memory whose
  * lowest guard bytes fault at any touch (or NULL), unmap_guarded gives them
- * back, and buffer_capacity says how many bytes a malloc'd block can hold.
+ * back, buffer_capacity says how many bytes a malloc'd block can hold, and
+ * find_eh_globals finds the C++ runtime's __cxa_get_globals, or NULL while
+ * the process has no C++ runtime (see "What a thread keeps").
+ *
+ * A C program may get a C++ runtime late, with a library it loads (dlopen,
+ * LoadLibrary), so find_eh_globals looks again at each call, but only once
+ * the modules loaded have changed since the calling thread last looked.  A
+ * runtime linked into the program is found through a weak reference, NULL
+ * when there is none (a program that catches an exception has one: the
+ * runtime's catch code calls it, which also pulls it out of a static
+ * libstdc++.a or libsupc++.a), since it need not be among the symbols a
+ * lookup at run time sees.  A loaded one is looked up by name:
+ * the search of the global scope misses a library and its runtime loaded
+ * RTLD_LOCAL, which is dlopen's default, so the runtimes are also asked for
+ * by their file names, if they are loaded (libstdc++ for GCC, libc++abi for
+ * LLVM); a runtime under another name, or linked into a plugin and hidden
+ * there, stays out of reach.  Once found, a runtime stays: libstdc++ and
+ * libc++abi are never unloaded.
  */
+struct eh_state;
+typedef struct eh_state *(*eh_globals_func)(void);
+#if !defined(__APPLE__)
+extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
+#endif
 #if defined(_WIN32)
 #if !COROUTINE_ASM
 #error "Windows has no ucontext: compile coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
@@ -109,6 +133,23 @@ static size_t buffer_capacity(void *buffer)
 {
 	return _msize(buffer);
 }
+
+/* Only a definition linked in statically resolves a weak reference in a PE
+ * program, never one in a DLL.  Windows has no cheap count of the modules
+ * loaded, so every call asks for the runtimes' DLLs. */
+static eh_globals_func find_eh_globals(void)
+{
+	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
+	if (__cxa_get_globals)
+		return __cxa_get_globals;
+	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
+		HMODULE module = GetModuleHandleA(runtimes[i]);
+		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
+		if (found)
+			return (eh_globals_func)(void (*)(void))found;
+	}
+	return NULL;
+}
 #else
 #include <sys/mman.h>
 #define PRINTF_FORMAT printf
@@ -143,6 +184,91 @@ static size_t buffer_capacity(void *buffer)
 	return malloc_usable_size(buffer);
 #endif
 }
+
+#if defined(__APPLE__)
+#include <dlfcn.h>
+#include <mach-o/dyld.h>
+/* On Apple no weak reference: ld64 wants a definition even for a weak one,
+ * and a C program has none to give it.  libc++abi, loaded in every process
+ * (libSystem needs it), is found at the first look. */
+static eh_globals_func linked_eh_globals(void)
+{
+	return NULL;
+}
+
+static const char *const runtimes[] = { "/usr/lib/libc++abi.dylib" };
+
+static int modules_changed(void)
+{
+	static thread_local uint32_t seen;
+	uint32_t images = _dyld_image_count();
+	if (images == seen)
+		return 0;
+	seen = images;
+	return 1;
+}
+#elif defined(__ELF__)
+#include <dlfcn.h>
+#include <link.h>
+
+static eh_globals_func linked_eh_globals(void)
+{
+	return __cxa_get_globals;
+}
+
+static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1" };
+
+/* How many modules have ever been loaded (glibc and musl count them): the
+ * first module's entry says, and the walk stops there. */
+static int count_loads(struct dl_phdr_info *info, size_t size, void *loads)
+{
+	(void)size;
+	*(unsigned long long *)loads = info->dlpi_adds;
+	return 1;
+}
+
+static int modules_changed(void)
+{
+	static thread_local unsigned long long seen;
+	unsigned long long loads = 0;
+	dl_iterate_phdr(count_loads, &loads);
+	if (loads == seen)
+		return 0;
+	seen = loads;
+	return 1;
+}
+#endif
+
+#if defined(__APPLE__) || defined(__ELF__)
+/* dlopen with RTLD_NOLOAD opens only what is loaded already. */
+static void *find_in_runtime(const char *name, const char *symbol)
+{
+	void *module = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (module == NULL)
+		return NULL;
+	void *found = dlsym(module, symbol);
+	dlclose(module);
+	return found;
+}
+
+static eh_globals_func find_eh_globals(void)
+{
+	if (linked_eh_globals())
+		return linked_eh_globals();
+	if (!modules_changed())
+		return NULL;
+	void *found = dlsym(RTLD_DEFAULT, "__cxa_get_globals");
+	for (size_t i = 0; found == NULL && i < sizeof runtimes / sizeof runtimes[0]; i++)
+		found = find_in_runtime(runtimes[i], "__cxa_get_globals");
+	return (eh_globals_func)found;
+}
+#else
+/* Elsewhere (WebAssembly), only a runtime linked in. */
+static eh_globals_func find_eh_globals(void)
+{
+	return __cxa_get_globals;
+}
+#endif
 #endif
 
 /* ---- The context switch backends -------------------------------------- */
@@ -282,18 +408,10 @@ static thread_local volatile int asan_switching;
  * coroutine_yield a frame: more instructions per switch, and more bytes in
  * every slice than the field costs.)
  *
- * The library must link into a C program with no C++ runtime, so the
- * reference is weak: it resolves to the runtime's function when the program
- * has one (a program that catches an exception always does: the runtime's
- * catch code calls it, which also pulls it out of a static libstdc++.a or
- * libsupc++.a), and is NULL otherwise, when there is nothing to swap.
- * MinGW-w64 (PE): only a definition linked in statically resolves it, so
- * a C++ program must be linked with -static or -static-libstdc++; against
- * libstdc++-6.dll it stays NULL and the state is not swapped.  On Apple
- * (Mach-O), weak on an undefined symbol means weak_import: NULL when the
- * dylib that defines it is missing at run time, but ld64 still wants a
- * definition at link time, so a C program linked with the C driver there
- * also needs -Wl,-U,___cxa_get_globals.
+ * The library must link into a C program with no C++ runtime, which may
+ * get one later, with a library it loads: find_eh_globals (see "The
+ * platform") finds the runtime's function, or NULL while there is none,
+ * and then there is nothing to swap.
  */
 struct eh_state {
 	void *caught;
@@ -302,7 +420,6 @@ struct eh_state {
 	void *propagating; /* ARM EHABI's runtimes keep a third field */
 #endif
 };
-extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
 
 #if defined(__ELF__)
 /* Initial-exec finds a thread's own variable in an instruction or two, in
@@ -313,21 +430,43 @@ extern "C" struct eh_state *__cxa_get_globals(void) __attribute__((weak));
 #endif
 
 /*
- * The running thread's exception state: the runtime's, or in a program
- * without a C++ runtime a spare of the thread's own that nothing else
- * reads.  Never NULL once asked, so that the swaps need no test, and its
- * address names the thread (see struct schedule's eh).  The runtime's
- * answer is the same for the whole life of a thread and costs a call into
- * it (and there, in a shared libstdc++, one to __tls_get_addr): it is asked
- * once per thread and kept.
+ * A thread is named by a number that no other thread of the process ever
+ * gets, given at its first use (0 until then), not by an address: a thread
+ * created after another has ended may get the same addresses for its
+ * thread-locals.  A 64-bit count never runs out.  It is the one variable
+ * the threads share, and an atomic add gives each its own number (inline
+ * on every target: a lock-free std::atomic needs no library).
+ */
+static std::atomic<uint64_t> threads_numbered;
+static thread_local uint64_t thread_number INITIAL_EXEC;
+
+static uint64_t this_thread(void)
+{
+	if (thread_number == 0)
+		thread_number = threads_numbered.fetch_add(1, std::memory_order_relaxed) + 1;
+	return thread_number;
+}
+
+/*
+ * The running thread's exception state: the runtime's, or, while the
+ * process has no C++ runtime, a spare of the thread's own that nothing else
+ * reads.  Never NULL once asked, so that the swaps need no test.  The
+ * runtime's answer is the same for the whole life of a thread and costs a
+ * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
+ * it is asked once per thread and kept.  A thread on its spare asks for a
+ * runtime again each time (on slow paths only: coroutine_open, a thread's
+ * first resume, coroutine_new, a coroutine's start): one may have been
+ * loaded since.  For when a schedule takes it up, see take_up_late_runtime.
  */
 static thread_local struct eh_state *thread_eh INITIAL_EXEC;
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
 
 static struct eh_state *this_thread_eh(void)
 {
-	if (thread_eh == NULL)
-		thread_eh = __cxa_get_globals ? __cxa_get_globals() : &spare_eh;
+	if (thread_eh == NULL || thread_eh == &spare_eh) {
+		eh_globals_func runtime = find_eh_globals();
+		thread_eh = runtime ? runtime() : &spare_eh;
+	}
 	return thread_eh;
 }
 
@@ -354,7 +493,7 @@ struct coroutine {
 		struct entry start;     /* until it starts */
 		struct eh_state eh;     /* once it has run, while it is suspended */
 	};
-	const struct eh_state *thread; /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
+	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
 	int status;
 #if COROUTINE_ASAN
@@ -384,7 +523,8 @@ struct schedule {
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
 	context main;                /* where coroutine_yield returns to */
-	struct eh_state *eh;         /* its thread's: see move_to_this_thread */
+	uint64_t thread;             /* its thread's number: see move_to_this_thread */
+	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
 #if COROUTINE_ASM
 	context gone;                /* where a finished coroutine's last switch saves */
@@ -830,6 +970,7 @@ struct schedule *coroutine_open(void)
 	}
 	S->cap = DEFAULT_COROUTINE;
 	S->running = -1;
+	S->thread = this_thread();
 	S->eh = this_thread_eh();
 	return S;
 }
@@ -966,11 +1107,32 @@ NOINLINE static void empty_slot(struct schedule *S, int id)
 	}
 }
 
+/*
+ * S->eh is S's thread's exception state as it was when S last asked (see
+ * this_thread_eh): a spare until a C++ runtime is found.  A runtime loaded
+ * since is taken up here, on the slow paths (coroutine_new, a coroutine's
+ * start), and only while main runs on the schedule's thread.  Then all is
+ * consistent: the spare has only ever held empty states (main's and each
+ * suspended coroutine's, saved from it and put back into it, and empty
+ * since no runtime was there to fill them), and the runtime's holds the
+ * state of main, which goes on there.  Taken up while a coroutine of S
+ * runs, the runtime's would hold the coroutine's state and main's
+ * together, and the coroutine's next yield would leave main the spare's
+ * empty copy.  Coroutines that used the runtime before S took it up, from
+ * code that loaded it while they ran, have their exceptions mixed up.
+ */
+static void take_up_late_runtime(struct schedule *S)
+{
+	if (S->thread == thread_number && S->eh == &spare_eh && S->running == -1)
+		S->eh = this_thread_eh();
+}
+
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 {
 	check_schedule(S, "coroutine_new");
 	if (func == NULL)
 		fail("coroutine_new: func is NULL");
+	take_up_late_runtime(S);
 	struct coroutine *C = new_coroutine(func, ud);
 	if (C == NULL)
 		return -1;
@@ -991,7 +1153,7 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
  * resume, main's goes into the schedule and C's, which it saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
  * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is the thread's (see move_to_this_thread), never NULL.
+ * back.  S->eh is the thread's (see take_up_late_runtime), never NULL.
  */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
@@ -1130,6 +1292,7 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	if (C->status == SUSPENDED_ELSEWHERE)
 		fail("coroutine_resume: coroutine %d was suspended on another thread; "
 		     "resume it on that thread", id);
+	take_up_late_runtime(S);
 	S->running = id;
 	forget_run_stack(S);
 	S->owner = C;
@@ -1147,28 +1310,28 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
  * thread and resumed on another would go on using the first thread's errno
  * and thread_locals.  Nothing inside the coroutine can undo that, so such a
  * resume is refused, at the cost of one compare per resume: a schedule
- * belongs to one thread at a time, whose exception state S->eh is (its
- * address names the thread), and the coroutines suspended there are
- * COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
+ * belongs to one thread at a time, whose number S->thread is (see
+ * this_thread), and the coroutines suspended there are COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
  * the coroutines suspended on the old thread become SUSPENDED_ELSEWHERE,
  * marked with that thread, and those marked with this one are theirs again.
  * A walk over the slots, only when the thread changes.
  */
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
-	struct eh_state *here = this_thread_eh();
+	uint64_t here = this_thread();
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i];
 		if (C == NULL)
 			continue;
 		if (C->status == COROUTINE_SUSPEND) {
 			C->status = SUSPENDED_ELSEWHERE;
-			C->thread = S->eh;
+			C->thread = S->thread;
 		} else if (C->status == SUSPENDED_ELSEWHERE && C->thread == here) {
 			C->status = COROUTINE_SUSPEND;
 		}
 	}
-	S->eh = here;
+	S->thread = here;
+	S->eh = this_thread_eh();
 }
 
 /* Out of line, and the resume made again from the top: nothing has to
@@ -1195,7 +1358,7 @@ void coroutine_resume(struct schedule *S, int id)
 		refuse_resume(S, id);
 		return;
 	}
-	if (S->eh != thread_eh) { /* NULL on a thread not yet asked */
+	if (S->thread != thread_number) { /* 0 on a thread not yet numbered */
 		move_then_resume(S, id);
 		return;
 	}
