@@ -327,12 +327,45 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
  * As a base class it is accepted, and a context * still converts to the
  * ucontext_t * that the ucontext calls take.
  */
-struct coroutine_context : ucontext_t {};
-#define SWITCH_CONTEXT(from, to) swapcontext(from, to)
+struct coroutine_context : ucontext_t {
+#if defined(__i386__) && defined(__SSE__)
+	unsigned int mxcsr; /* see save_mxcsr */
+#endif
+};
+
+#if defined(__i386__) && defined(__SSE__)
+/*
+ * glibc's i386 swapcontext switches the x87 environment but not MXCSR,
+ * where SSE arithmetic keeps its rounding mode and flags: the context
+ * carries it.  The switch itself never touches MXCSR, so loading the one
+ * saved with the context switched to, just before the switch, is the same
+ * as the switch loading it.  A new coroutine starts with main's (see
+ * start_coroutine), as on x86_64, where getcontext saves MXCSR.
+ */
+static ALWAYS_INLINE void save_mxcsr(context *ctx)
+{
+	__asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr));
+}
+
+static ALWAYS_INLINE void load_mxcsr(const context *ctx)
+{
+	__asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr));
+}
+#else
+/* Elsewhere swapcontext switches all of the floating-point environment. */
+static ALWAYS_INLINE void save_mxcsr(context *)
+{
+}
+
+static ALWAYS_INLINE void load_mxcsr(const context *)
+{
+}
+#endif
+#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
 /* For a switch never to come back: setcontext only restores, where
  * swapcontext would first save the whole FP environment (a tenth of the
  * cost of creating, running and freeing a coroutine). */
-#define LEAVE_CONTEXT(S, to) ((void)(S), setcontext(to))
+#define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
 #endif
 
 /* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
@@ -371,6 +404,8 @@ static thread_local volatile int asan_switching;
 #undef SWITCH_CONTEXT
 #define SWITCH_CONTEXT(from, to) do {           \
 		asan_switching = 1;             \
+		save_mxcsr(from);               \
+		load_mxcsr(to);                 \
 		getcontext(from);               \
 		if (asan_switching) {           \
 			asan_switching = 0;     \
@@ -1219,6 +1254,7 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
 	uintptr_t ptr = (uintptr_t)S;
 	getcontext(&C->ctx);
+	save_mxcsr(&C->ctx);
 	C->ctx.uc_stack.ss_sp = S->stack;
 	C->ctx.uc_stack.ss_size = STACK_SIZE;
 	C->ctx.uc_link = NULL;
