@@ -159,9 +159,22 @@ static eh_globals_func find_eh_globals(void)
 #include <malloc.h>
 #endif
 
+/*
+ * MAP_NORESERVE: the run stack costs no commit charge, only the pages its
+ * coroutines touch.  Linux charges writable private memory when it is
+ * mapped, against RAM and swap, and (in its default, heuristic mode)
+ * refuses a mapping obviously larger than they are: a run stack near
+ * INT_MAX would need 2 GiB on a machine that may have less, for pages that
+ * are mostly never touched.  Where memory is accounted strictly
+ * (vm.overcommit_memory=2) the flag is ignored, and the mapping charged.
+ */
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
 static char *map_guarded(size_t guard, size_t len)
 {
-	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
 	if (mprotect(base, guard, PROT_NONE) != 0) {
