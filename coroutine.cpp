@@ -74,17 +74,19 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  * switch: map_guarded returns len bytes of fresh read-write memory whose
  * lowest guard bytes fault at any touch (or NULL), unmap_guarded gives them
  * back, buffer_capacity says how many bytes a malloc'd block can hold, and
- * find_eh_globals finds the C++ runtime's __cxa_get_globals, or NULL while
- * the process has no C++ runtime (see "What a thread keeps").
+ * runtime_eh_state returns what the C++ runtime's __cxa_get_globals()
+ * returns on the calling thread, or NULL while the process has no C++
+ * runtime (see "What a thread keeps").
  *
  * A C program may get a C++ runtime late, with a library it loads (dlopen,
- * LoadLibrary), so find_eh_globals looks again at each call, but only once
+ * LoadLibrary), so runtime_eh_state looks again at each call, but only once
  * the modules loaded have changed since the calling thread last looked.  A
  * runtime linked into the program is found through a weak reference, NULL
  * when there is none (a program that catches an exception has one: the
  * runtime's catch code calls it, which also pulls it out of a static
  * libstdc++.a or libsupc++.a), since it need not be among the symbols a
- * lookup at run time sees.  A loaded one is looked up by name:
+ * lookup at run time sees (called directly: MinGW's gcc marks the reference
+ * weak only for a call).  A loaded one is looked up by name:
  * the search of the global scope misses a library and its runtime loaded
  * RTLD_LOCAL, which is dlopen's default, so the runtimes are also asked for
  * by their file names, if they are loaded (libstdc++ for GCC, libc++abi for
@@ -137,16 +139,16 @@ static size_t buffer_capacity(void *buffer)
 /* Only a definition linked in statically resolves a weak reference in a PE
  * program, never one in a DLL.  Windows has no cheap count of the modules
  * loaded, so every call asks for the runtimes' DLLs. */
-static eh_globals_func find_eh_globals(void)
+static struct eh_state *runtime_eh_state(void)
 {
 	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
 	if (__cxa_get_globals)
-		return __cxa_get_globals;
+		return __cxa_get_globals();
 	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
 		HMODULE module = GetModuleHandleA(runtimes[i]);
 		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
 		if (found)
-			return (eh_globals_func)(void (*)(void))found;
+			return ((eh_globals_func)(void (*)(void))found)();
 	}
 	return NULL;
 }
@@ -204,7 +206,7 @@ static size_t buffer_capacity(void *buffer)
 /* On Apple no weak reference: ld64 wants a definition even for a weak one,
  * and a C program has none to give it.  libc++abi, loaded in every process
  * (libSystem needs it), is found at the first look. */
-static eh_globals_func linked_eh_globals(void)
+static struct eh_state *linked_runtime_eh_state(void)
 {
 	return NULL;
 }
@@ -224,9 +226,9 @@ static int modules_changed(void)
 #include <dlfcn.h>
 #include <link.h>
 
-static eh_globals_func linked_eh_globals(void)
+static struct eh_state *linked_runtime_eh_state(void)
 {
-	return __cxa_get_globals;
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
 }
 
 static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1" };
@@ -264,22 +266,21 @@ static void *find_in_runtime(const char *name, const char *symbol)
 	return found;
 }
 
-static eh_globals_func find_eh_globals(void)
+static struct eh_state *runtime_eh_state(void)
 {
-	if (linked_eh_globals())
-		return linked_eh_globals();
-	if (!modules_changed())
-		return NULL;
+	struct eh_state *linked = linked_runtime_eh_state();
+	if (linked != NULL || !modules_changed())
+		return linked;
 	void *found = dlsym(RTLD_DEFAULT, "__cxa_get_globals");
 	for (size_t i = 0; found == NULL && i < sizeof runtimes / sizeof runtimes[0]; i++)
 		found = find_in_runtime(runtimes[i], "__cxa_get_globals");
-	return (eh_globals_func)found;
+	return found ? ((eh_globals_func)found)() : NULL;
 }
 #else
 /* Elsewhere (WebAssembly), only a runtime linked in. */
-static eh_globals_func find_eh_globals(void)
+static struct eh_state *runtime_eh_state(void)
 {
-	return __cxa_get_globals;
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
 }
 #endif
 #endif
@@ -457,9 +458,9 @@ static thread_local volatile int asan_switching;
  * every slice than the field costs.)
  *
  * The library must link into a C program with no C++ runtime, which may
- * get one later, with a library it loads: find_eh_globals (see "The
- * platform") finds the runtime's function, or NULL while there is none,
- * and then there is nothing to swap.
+ * get one later, with a library it loads: runtime_eh_state (see "The
+ * platform") finds the runtime's state, or NULL while there is none, and
+ * then there is nothing to swap.
  */
 struct eh_state {
 	void *caught;
@@ -512,8 +513,8 @@ static thread_local struct eh_state spare_eh INITIAL_EXEC;
 static struct eh_state *this_thread_eh(void)
 {
 	if (thread_eh == NULL || thread_eh == &spare_eh) {
-		eh_globals_func runtime = find_eh_globals();
-		thread_eh = runtime ? runtime() : &spare_eh;
+		struct eh_state *runtime = runtime_eh_state();
+		thread_eh = runtime ? runtime : &spare_eh;
 	}
 	return thread_eh;
 }

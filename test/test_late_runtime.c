@@ -3,7 +3,7 @@
  * loads a C++ library (late_runtime_plugin.cpp) and the runtime with it,
  * whose coroutines yield inside catch handlers: each still rethrows its own
  * exception, and main its own.  The library finds the runtime when it
- * arrives (see find_eh_globals in coroutine.cpp), not only when the program
+ * arrives (see runtime_eh_state in coroutine.cpp), not only when the program
  * starts with one.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
