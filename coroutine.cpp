@@ -162,13 +162,17 @@ static struct eh_state *runtime_eh_state(void)
 #endif
 
 /*
- * MAP_NORESERVE: the run stack costs no commit charge, only the pages its
- * coroutines touch.  Linux charges writable private memory when it is
- * mapped, against RAM and swap, and (in its default, heuristic mode)
- * refuses a mapping obviously larger than they are: a run stack near
- * INT_MAX would need 2 GiB on a machine that may have less, for pages that
- * are mostly never touched.  Where memory is accounted strictly
- * (vm.overcommit_memory=2) the flag is ignored, and the mapping charged.
+ * As on Windows, all of it is reserved inaccessible first, which costs no
+ * commit charge, and then the run stack is mapped read-write over its part
+ * of it.  With MAP_NORESERVE: Linux charges writable private memory when
+ * it is mapped, against RAM and swap, and (in its default, heuristic mode)
+ * refuses a mapping obviously larger than they are; a run stack near
+ * INT_MAX would need 2 GiB, on a machine that may have less, for pages that
+ * are mostly never touched.  So the run stack costs only the pages its
+ * coroutines touch.  Where memory is accounted strictly
+ * (vm.overcommit_memory=2) the flag is ignored and the run stack charged.
+ * (Reserving and mapping separately also keeps the guard visible to
+ * qemu-user, which hides inaccessible pages of a MAP_NORESERVE mapping.)
  */
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
@@ -176,10 +180,11 @@ static struct eh_state *runtime_eh_state(void)
 
 static char *map_guarded(size_t guard, size_t len)
 {
-	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *base = (char *)mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
-	if (mprotect(base, guard, PROT_NONE) != 0) {
+	if (mmap(base + guard, len - guard, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
 		munmap(base, len);
 		return NULL;
 	}
