@@ -32,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <atomic>
-
 #ifndef COROUTINE_STACK_SIZE
 #define COROUTINE_STACK_SIZE (1024 * 1024)
 #endif
@@ -488,16 +486,18 @@ struct eh_state {
  * gets, given at its first use (0 until then), not by an address: a thread
  * created after another has ended may get the same addresses for its
  * thread-locals.  A 64-bit count never runs out.  It is the one variable
- * the threads share, and an atomic add gives each its own number (inline
- * on every target: a lock-free std::atomic needs no library).
+ * the threads share, and an atomic add gives each its own number: the
+ * compiler's builtin, inline on every target for a variable aligned to its
+ * size (which i386's ABI does not promise a uint64_t), so the library needs
+ * no libatomic, and no C++ header (musl-gcc has none).
  */
-static std::atomic<uint64_t> threads_numbered;
+static uint64_t threads_numbered __attribute__((aligned(8)));
 static thread_local uint64_t thread_number INITIAL_EXEC;
 
 static uint64_t this_thread(void)
 {
 	if (thread_number == 0)
-		thread_number = threads_numbered.fetch_add(1, std::memory_order_relaxed) + 1;
+		thread_number = __atomic_add_fetch(&threads_numbered, 1, __ATOMIC_RELAXED);
 	return thread_number;
 }
 
