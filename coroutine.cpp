@@ -77,20 +77,23 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  * runtime (see "What a thread keeps").
  *
  * A C program may get a C++ runtime late, with a library it loads (dlopen,
- * LoadLibrary), so runtime_eh_state looks again at each call, but only once
- * the modules loaded have changed since the calling thread last looked.  A
- * runtime linked into the program is found through a weak reference, NULL
- * when there is none (a program that catches an exception has one: the
- * runtime's catch code calls it, which also pulls it out of a static
- * libstdc++.a or libsupc++.a), since it need not be among the symbols a
- * lookup at run time sees (called directly: MinGW's gcc marks the reference
- * weak only for a call).  A loaded one is looked up by name:
- * the search of the global scope misses a library and its runtime loaded
- * RTLD_LOCAL, which is dlopen's default, so the runtimes are also asked for
- * by their file names, if they are loaded (libstdc++ for GCC, libc++abi for
- * LLVM); a runtime under another name, or linked into a plugin and hidden
- * there, stays out of reach.  Once found, a runtime stays: libstdc++ and
- * libc++abi are never unloaded.
+ * LoadLibrary).  So, while it finds none, runtime_eh_state looks again at
+ * each call, but only once the modules loaded have changed since the
+ * calling thread last looked.  It looks in three places:
+ * - the runtime linked into the program, through a weak reference, NULL
+ *   when there is none (a program that catches an exception has one: the
+ *   runtime's catch code calls it, which also pulls it out of a static
+ *   libstdc++.a or libsupc++.a), since a static runtime is not among the
+ *   symbols a lookup at run time sees.  Called directly: MinGW's gcc marks
+ *   the reference weak only for a call.  Not on Apple, where ld64 wants a
+ *   definition even for a weak reference;
+ * - the global scope (dlsym), which misses a library loaded RTLD_LOCAL,
+ *   dlopen's default, and the runtime it brought;
+ * - so also the runtimes by their file names, if they are loaded
+ *   (libstdc++ for GCC, libc++abi for LLVM).
+ * A runtime under another name, or linked into a plugin and hidden there,
+ * stays out of reach.  Once found, a runtime must stay loaded (glibc never
+ * unloads libstdc++, whose unique symbols pin it).
  */
 struct eh_state;
 typedef struct eh_state *(*eh_globals_func)(void);
@@ -206,8 +209,7 @@ static size_t buffer_capacity(void *buffer)
 #if defined(__APPLE__)
 #include <dlfcn.h>
 #include <mach-o/dyld.h>
-/* On Apple no weak reference: ld64 wants a definition even for a weak one,
- * and a C program has none to give it.  libc++abi, loaded in every process
+/* No weak reference (see above).  libc++abi, loaded in every process
  * (libSystem needs it), is found at the first look. */
 static struct eh_state *linked_runtime_eh_state(void)
 {
