@@ -511,8 +511,8 @@ static uint64_t this_thread(void)
  * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
  * it is asked once per thread and kept.  A thread on its spare asks for a
  * runtime again each time (on slow paths only: coroutine_open, a thread's
- * first resume, coroutine_new, a coroutine's start): one may have been
- * loaded since.  For when a schedule takes it up, see take_up_late_runtime.
+ * first resume, a coroutine's start): one may have been loaded since.  For
+ * when a schedule takes it up, see take_up_late_runtime.
  */
 static thread_local struct eh_state *thread_eh INITIAL_EXEC;
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
@@ -1163,32 +1163,11 @@ NOINLINE static void empty_slot(struct schedule *S, int id)
 	}
 }
 
-/*
- * S->eh is S's thread's exception state as it was when S last asked (see
- * this_thread_eh): a spare until a C++ runtime is found.  A runtime loaded
- * since is taken up here, on the slow paths (coroutine_new, a coroutine's
- * start), and only while main runs on the schedule's thread.  Then all is
- * consistent: the spare has only ever held empty states (main's and each
- * suspended coroutine's, saved from it and put back into it, and empty
- * since no runtime was there to fill them), and the runtime's holds the
- * state of main, which goes on there.  Taken up while a coroutine of S
- * runs, the runtime's would hold the coroutine's state and main's
- * together, and the coroutine's next yield would leave main the spare's
- * empty copy.  Coroutines that used the runtime before S took it up, from
- * code that loaded it while they ran, have their exceptions mixed up.
- */
-static void take_up_late_runtime(struct schedule *S)
-{
-	if (S->thread == thread_number && S->eh == &spare_eh && S->running == -1)
-		S->eh = this_thread_eh();
-}
-
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 {
 	check_schedule(S, "coroutine_new");
 	if (func == NULL)
 		fail("coroutine_new: func is NULL");
-	take_up_late_runtime(S);
 	struct coroutine *C = new_coroutine(func, ud);
 	if (C == NULL)
 		return -1;
@@ -1337,6 +1316,28 @@ NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine
 	copy_shallow(S->stack + STACK_SIZE - C->size, saved_slice(C), (size_t)C->size);
 	S->owner = C;
 	continue_owner(S);
+}
+
+/*
+ * S->eh is S's thread's exception state as it was when S last asked (see
+ * this_thread_eh): a spare until a C++ runtime is found.  A runtime loaded
+ * since is taken up when a coroutine starts, the first moment its own
+ * state matters, from main on the schedule's thread.  Then all is
+ * consistent: the spare has only ever held empty states (main's and each
+ * suspended coroutine's, saved from it and put back into it, and empty
+ * since no runtime was there to fill them), and the runtime's holds the
+ * state of main, which goes on there.  Taken up while a coroutine of S
+ * runs, the runtime's would hold the coroutine's state and main's
+ * together, and the coroutine's next yield would leave main the spare's
+ * empty copy.  Coroutines that used the runtime before S took it up, from
+ * code that loaded it while they ran, have their exceptions mixed up.
+ * (Looking at coroutine_new too would cost a coroutine a second look, and
+ * take nothing up earlier that matters.)
+ */
+static void take_up_late_runtime(struct schedule *S)
+{
+	if (S->eh == &spare_eh)
+		S->eh = this_thread_eh();
 }
 
 /*
