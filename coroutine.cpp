@@ -137,14 +137,57 @@ static size_t buffer_capacity(void *buffer)
 	return _msize(buffer);
 }
 
+/*
+ * Windows keeps no count of the DLLs loaded: ntdll is asked to call
+ * count_dll_load at each load (LdrRegisterDllNotification, once per
+ * process).  Where it cannot be asked, every call looks.
+ */
+static volatile LONG dll_loads;
+static int counting_dll_loads;
+
+static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
+{
+	(void)data, (void)context;
+	if (reason == 1) /* LDR_DLL_NOTIFICATION_REASON_LOADED */
+		InterlockedIncrement(&dll_loads);
+}
+
+typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
+typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
+
+static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
+{
+	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
+	void *cookie;
+	(void)once, (void)param, (void)context;
+	counting_dll_loads = found != NULL
+		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
+	return TRUE;
+}
+
+static int modules_changed(void)
+{
+	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
+	static thread_local LONG seen = -1;
+	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
+	LONG loads = dll_loads;
+	if (counting_dll_loads && loads == seen)
+		return 0;
+	seen = loads;
+	return 1;
+}
+
 /* Only a definition linked in statically resolves a weak reference in a PE
- * program, never one in a DLL.  Windows has no cheap count of the modules
- * loaded, so every call asks for the runtimes' DLLs. */
+ * program, never one in a DLL: a runtime in a DLL is found by the DLL's
+ * name. */
 static struct eh_state *runtime_eh_state(void)
 {
 	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
 	if (__cxa_get_globals)
 		return __cxa_get_globals();
+	if (!modules_changed())
+		return NULL;
 	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
 		HMODULE module = GetModuleHandleA(runtimes[i]);
 		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
