@@ -83,6 +83,8 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *                        from here on (an optimization hint only)
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
  *   launder(p)           p, through a path the optimizer cannot see into
+ *   atomic_increment(n)  adds 1 to *n as one atomic step, returns the sum
+ *                        (relaxed: only the numbers must differ)
  *   EH_MSVC_ABI          the C++ runtime is Microsoft's, not Itanium's
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
@@ -110,6 +112,12 @@ static ALWAYS_INLINE char *launder(char *p)
 {
 	__asm__("" : "+r"(p));
 	return p;
+}
+
+/* Inline on every target for a variable aligned to its size: no libatomic. */
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
+{
+	return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
 }
 #elif defined(_MSC_VER)
 #include <intrin.h>
@@ -141,6 +149,11 @@ static ALWAYS_INLINE char *launder(char *p)
 	char *volatile opaque = p;
 	return opaque;
 }
+
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
+{
+	return (uint64_t)_InterlockedIncrement64((volatile __int64 *)n);
+}
 #else
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif
@@ -155,8 +168,35 @@ static ALWAYS_INLINE char *launder(char *p)
  * All that differs between Linux, macOS and Windows, apart from the context
  * switch: map_guarded returns len bytes of fresh read-write memory whose
  * lowest guard bytes fault at any touch (or NULL), unmap_guarded gives them
- * back, and buffer_capacity says how many bytes a malloc'd block can hold.
+ * back, buffer_capacity says how many bytes a malloc'd block can hold, and
+ * runtime_eh_state returns what the C++ runtime's __cxa_get_globals()
+ * returns on the calling thread, or NULL while the process has no C++
+ * runtime (see "What a thread keeps").
+ *
+ * A C program may get a C++ runtime late, with a library it loads (dlopen,
+ * LoadLibrary).  So, while it finds none, runtime_eh_state looks again at
+ * each call, but only once the modules loaded have changed since the
+ * calling thread last looked.  It looks in three places:
+ * - the runtime linked into the program, through a weak reference, NULL
+ *   when there is none (a program that catches an exception has one: the
+ *   runtime's catch code calls it, which also pulls it out of a static
+ *   libstdc++.a or libsupc++.a), since a static runtime is not among the
+ *   symbols a lookup at run time sees.  Called directly: MinGW's gcc marks
+ *   the reference weak only for a call.  Not on Apple, where ld64 wants a
+ *   definition even for a weak reference;
+ * - the global scope (dlsym), which misses a library loaded RTLD_LOCAL,
+ *   dlopen's default, and the runtime it brought;
+ * - so also the runtimes by their file names, if they are loaded
+ *   (libstdc++ for GCC, libc++abi for LLVM).
+ * A runtime under another name, or linked into a plugin and hidden there,
+ * stays out of reach.  Once found, a runtime must stay loaded (glibc never
+ * unloads libstdc++, whose unique symbols pin it).
  */
+struct eh_state;
+typedef struct eh_state *(*eh_globals_func)(void);
+#if !defined(__APPLE__) && !EH_MSVC_ABI
+extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
+#endif
 #if defined(_WIN32)
 #if !COROUTINE_ASM
 #error "Windows has no ucontext: compile coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
@@ -198,6 +238,68 @@ static size_t buffer_capacity(void *buffer)
 {
 	return _msize(buffer);
 }
+
+#if !EH_MSVC_ABI
+/*
+ * Windows keeps no count of the DLLs loaded: ntdll is asked to call
+ * count_dll_load at each load (LdrRegisterDllNotification, once per
+ * process).  Where it cannot be asked, every call looks.
+ */
+static volatile LONG dll_loads;
+static int counting_dll_loads;
+
+static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
+{
+	(void)data, (void)context;
+	if (reason == 1) /* LDR_DLL_NOTIFICATION_REASON_LOADED */
+		InterlockedIncrement(&dll_loads);
+}
+
+typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
+typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
+
+static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
+{
+	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
+	void *cookie;
+	(void)once, (void)param, (void)context;
+	counting_dll_loads = found != NULL
+		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
+	return TRUE;
+}
+
+static int modules_changed(void)
+{
+	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
+	static thread_local LONG seen = -1;
+	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
+	LONG loads = dll_loads;
+	if (counting_dll_loads && loads == seen)
+		return 0;
+	seen = loads;
+	return 1;
+}
+
+/* Only a definition linked in statically resolves a weak reference in a PE
+ * program, never one in a DLL: a runtime in a DLL is found by the DLL's
+ * name. */
+static struct eh_state *runtime_eh_state(void)
+{
+	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
+	if (__cxa_get_globals)
+		return __cxa_get_globals();
+	if (!modules_changed())
+		return NULL;
+	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
+		HMODULE module = GetModuleHandleA(runtimes[i]);
+		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
+		if (found)
+			return ((eh_globals_func)(void (*)(void))found)();
+	}
+	return NULL;
+}
+#endif
 #else
 #include <sys/mman.h>
 #define PRINTF_FORMAT printf
@@ -207,12 +309,30 @@ static size_t buffer_capacity(void *buffer)
 #include <malloc.h>
 #endif
 
+/*
+ * As on Windows, all of it is reserved inaccessible first, which costs no
+ * commit charge, and then the run stack is mapped read-write over its part
+ * of it.  With MAP_NORESERVE: Linux charges writable private memory when
+ * it is mapped, against RAM and swap, and (in its default, heuristic mode)
+ * refuses a mapping obviously larger than they are; a run stack near
+ * INT_MAX would need 2 GiB, on a machine that may have less, for pages that
+ * are mostly never touched.  So the run stack costs only the pages its
+ * coroutines touch.  Where memory is accounted strictly
+ * (vm.overcommit_memory=2) the flag is ignored and the run stack charged.
+ * (Reserving and mapping separately also keeps the guard visible to
+ * qemu-user, which hides inaccessible pages of a MAP_NORESERVE mapping.)
+ */
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
 static char *map_guarded(size_t guard, size_t len)
 {
-	char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *base = (char *)mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
-	if (mprotect(base, guard, PROT_NONE) != 0) {
+	if (mmap(base + guard, len - guard, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
 		munmap(base, len);
 		return NULL;
 	}
@@ -232,6 +352,89 @@ static size_t buffer_capacity(void *buffer)
 	return malloc_usable_size(buffer);
 #endif
 }
+
+#if defined(__APPLE__)
+#include <dlfcn.h>
+#include <mach-o/dyld.h>
+/* No weak reference (see above).  libc++abi, loaded in every process
+ * (libSystem needs it), is found at the first look. */
+static struct eh_state *linked_runtime_eh_state(void)
+{
+	return NULL;
+}
+
+static const char *const runtimes[] = { "/usr/lib/libc++abi.dylib" };
+
+static int modules_changed(void)
+{
+	static thread_local uint32_t seen;
+	uint32_t images = _dyld_image_count();
+	if (images == seen)
+		return 0;
+	seen = images;
+	return 1;
+}
+#elif defined(__ELF__)
+#include <dlfcn.h>
+#include <link.h>
+
+static struct eh_state *linked_runtime_eh_state(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
+
+static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1" };
+
+/* How many modules have ever been loaded (glibc and musl count them): the
+ * first module's entry says, and the walk stops there. */
+static int count_loads(struct dl_phdr_info *info, size_t size, void *loads)
+{
+	(void)size;
+	*(unsigned long long *)loads = info->dlpi_adds;
+	return 1;
+}
+
+static int modules_changed(void)
+{
+	static thread_local unsigned long long seen;
+	unsigned long long loads = 0;
+	dl_iterate_phdr(count_loads, &loads);
+	if (loads == seen)
+		return 0;
+	seen = loads;
+	return 1;
+}
+#endif
+
+#if defined(__APPLE__) || defined(__ELF__)
+/* dlopen with RTLD_NOLOAD opens only what is loaded already. */
+static void *find_in_runtime(const char *name, const char *symbol)
+{
+	void *module = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (module == NULL)
+		return NULL;
+	void *found = dlsym(module, symbol);
+	dlclose(module);
+	return found;
+}
+
+static struct eh_state *runtime_eh_state(void)
+{
+	struct eh_state *linked = linked_runtime_eh_state();
+	if (linked != NULL || !modules_changed())
+		return linked;
+	void *found = dlsym(RTLD_DEFAULT, "__cxa_get_globals");
+	for (size_t i = 0; found == NULL && i < sizeof runtimes / sizeof runtimes[0]; i++)
+		found = find_in_runtime(runtimes[i], "__cxa_get_globals");
+	return found ? ((eh_globals_func)found)() : NULL;
+}
+#else
+/* Elsewhere (WebAssembly), only a runtime linked in. */
+static struct eh_state *runtime_eh_state(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
+#endif
 #endif
 
 /* ---- The context switch backends -------------------------------------- */
@@ -290,12 +493,45 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
  * As a base class it is accepted, and a context * still converts to the
  * ucontext_t * that the ucontext calls take.
  */
-struct coroutine_context : ucontext_t {};
-#define SWITCH_CONTEXT(from, to) swapcontext(from, to)
+struct coroutine_context : ucontext_t {
+#if defined(__i386__) && defined(__SSE__)
+	unsigned int mxcsr; /* see save_mxcsr */
+#endif
+};
+
+#if defined(__i386__) && defined(__SSE__)
+/*
+ * glibc's i386 swapcontext switches the x87 environment but not MXCSR,
+ * where SSE arithmetic keeps its rounding mode and flags: the context
+ * carries it.  The switch itself never touches MXCSR, so loading the one
+ * saved with the context switched to, just before the switch, is the same
+ * as the switch loading it.  A new coroutine starts with main's (see
+ * start_coroutine), as on x86_64, where getcontext saves MXCSR.
+ */
+static ALWAYS_INLINE void save_mxcsr(context *ctx)
+{
+	__asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr));
+}
+
+static ALWAYS_INLINE void load_mxcsr(const context *ctx)
+{
+	__asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr));
+}
+#else
+/* Elsewhere swapcontext switches all of the floating-point environment. */
+static ALWAYS_INLINE void save_mxcsr(context *)
+{
+}
+
+static ALWAYS_INLINE void load_mxcsr(const context *)
+{
+}
+#endif
+#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
 /* For a switch never to come back: setcontext only restores, where
  * swapcontext would first save the whole FP environment (a tenth of the
  * cost of creating, running and freeing a coroutine). */
-#define LEAVE_CONTEXT(S, to) ((void)(S), setcontext(to))
+#define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
 #endif
 
 /* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
@@ -334,6 +570,8 @@ static thread_local volatile int asan_switching;
 #undef SWITCH_CONTEXT
 #define SWITCH_CONTEXT(from, to) do {           \
 		asan_switching = 1;             \
+		save_mxcsr(from);               \
+		load_mxcsr(to);                 \
 		getcontext(from);               \
 		if (asan_switching) {           \
 			asan_switching = 0;     \
@@ -371,18 +609,10 @@ static thread_local volatile int asan_switching;
  * coroutine_yield a frame: more instructions per switch, and more bytes in
  * every slice than the field costs.)
  *
- * The library must link into a C program with no C++ runtime, so the
- * reference is weak: it resolves to the runtime's function when the program
- * has one (a program that catches an exception always does: the runtime's
- * catch code calls it, which also pulls it out of a static libstdc++.a or
- * libsupc++.a), and is NULL otherwise, when there is nothing to swap.
- * MinGW-w64 (PE): only a definition linked in statically resolves it, so
- * a C++ program must be linked with -static or -static-libstdc++; against
- * libstdc++-6.dll it stays NULL and the state is not swapped.  On Apple
- * (Mach-O), weak on an undefined symbol means weak_import: NULL when the
- * dylib that defines it is missing at run time, but ld64 still wants a
- * definition at link time, so a C program linked with the C driver there
- * also needs -Wl,-U,___cxa_get_globals.
+ * The library must link into a C program with no C++ runtime, which may
+ * get one later, with a library it loads: runtime_eh_state (see "The
+ * platform") finds the runtime's state, or NULL while there is none, and
+ * then there is nothing to swap.
  */
 #if !EH_MSVC_ABI
 struct eh_state {
@@ -392,7 +622,6 @@ struct eh_state {
 	void *propagating; /* ARM EHABI's runtimes keep a third field */
 #endif
 };
-extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
 #else
 /*
  * Microsoft's C++ runtime (vcruntime, which every program built with its
@@ -428,13 +657,35 @@ extern "C" void __cdecl _FindAndUnlinkFrame(struct frame_info *record);
 #endif
 
 /*
- * The running thread's exception state: the runtime's, or in a program
- * without a C++ runtime a spare of the thread's own that nothing else
- * reads.  Never NULL once asked, so that the swaps need no test, and its
- * address names the thread (see struct schedule's eh).  The runtime's
- * answer is the same for the whole life of a thread and costs a call into
- * it (and there, in a shared libstdc++, one to __tls_get_addr): it is asked
- * once per thread and kept.
+ * A thread is named by a number that no other thread of the process ever
+ * gets, given at its first use (0 until then), not by an address: a thread
+ * created after another has ended may get the same addresses for its
+ * thread-locals.  A 64-bit count never runs out.  It is the one variable
+ * the threads share, and an atomic add gives each its own number: the
+ * compiler's builtin, inline on every target for a variable aligned to its
+ * size (which i386's ABI does not promise a uint64_t): see
+ * atomic_increment.  No C++ header (<atomic>): musl-gcc has none.
+ */
+alignas(8) static uint64_t threads_numbered;
+static thread_local uint64_t thread_number INITIAL_EXEC;
+
+static uint64_t this_thread(void)
+{
+	if (thread_number == 0)
+		thread_number = atomic_increment(&threads_numbered);
+	return thread_number;
+}
+
+/*
+ * The running thread's exception state: the runtime's, or, while the
+ * process has no C++ runtime, a spare of the thread's own that nothing else
+ * reads.  Never NULL once asked, so that the swaps need no test.  The
+ * runtime's answer is the same for the whole life of a thread and costs a
+ * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
+ * it is asked once per thread and kept.  A thread on its spare asks for a
+ * runtime again each time (on slow paths only: coroutine_open, a thread's
+ * first resume, a coroutine's start): one may have been loaded since.  For
+ * when a schedule takes it up, see take_up_late_runtime.
  */
 static thread_local struct eh_state *thread_eh INITIAL_EXEC;
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
@@ -442,7 +693,8 @@ static thread_local struct eh_state spare_eh INITIAL_EXEC;
 #if !EH_MSVC_ABI
 static struct eh_state *runtime_eh(void)
 {
-	return __cxa_get_globals ? __cxa_get_globals() : &spare_eh;
+	struct eh_state *runtime = runtime_eh_state();
+	return runtime ? runtime : &spare_eh;
 }
 
 /* *to = the state of the thread whose runtime_eh is thread. */
@@ -509,7 +761,7 @@ static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
 
 static struct eh_state *this_thread_eh(void)
 {
-	if (thread_eh == NULL)
+	if (thread_eh == NULL || thread_eh == &spare_eh)
 		thread_eh = runtime_eh();
 	return thread_eh;
 }
@@ -537,7 +789,7 @@ struct coroutine {
 		struct entry start;     /* until it starts */
 		struct eh_state eh;     /* once it has run, while it is suspended */
 	};
-	const struct eh_state *thread; /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
+	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
 	int status;
 #if COROUTINE_ASAN
@@ -567,7 +819,8 @@ struct schedule {
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
 	context main;                /* where coroutine_yield returns to */
-	struct eh_state *eh;         /* its thread's: see move_to_this_thread */
+	uint64_t thread;             /* its thread's number: see move_to_this_thread */
+	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
 #if COROUTINE_ASM
 	context gone;                /* where a finished coroutine's last switch saves */
@@ -1013,6 +1266,7 @@ struct schedule *coroutine_open(void)
 	}
 	S->cap = DEFAULT_COROUTINE;
 	S->running = -1;
+	S->thread = this_thread();
 	S->eh = this_thread_eh();
 	return S;
 }
@@ -1174,7 +1428,7 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
  * resume, main's goes into the schedule and C's, which it saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
  * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is the thread's (see move_to_this_thread), never NULL.
+ * back.  S->eh is the thread's (see take_up_late_runtime), never NULL.
  */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
@@ -1240,6 +1494,7 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
 	uintptr_t ptr = (uintptr_t)S;
 	getcontext(&C->ctx);
+	save_mxcsr(&C->ctx);
 	C->ctx.uc_stack.ss_sp = S->stack;
 	C->ctx.uc_stack.ss_size = STACK_SIZE;
 	C->ctx.uc_link = NULL;
@@ -1304,6 +1559,28 @@ NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine
 }
 
 /*
+ * S->eh is S's thread's exception state as it was when S last asked (see
+ * this_thread_eh): a spare until a C++ runtime is found.  A runtime loaded
+ * since is taken up when a coroutine starts, the first moment its own
+ * state matters, from main on the schedule's thread.  Then all is
+ * consistent: the spare has only ever held empty states (main's and each
+ * suspended coroutine's, saved from it and put back into it, and empty
+ * since no runtime was there to fill them), and the runtime's holds the
+ * state of main, which goes on there.  Taken up while a coroutine of S
+ * runs, the runtime's would hold the coroutine's state and main's
+ * together, and the coroutine's next yield would leave main the spare's
+ * empty copy.  Coroutines that used the runtime before S took it up, from
+ * code that loaded it while they ran, have their exceptions mixed up.
+ * (Looking at coroutine_new too would cost a coroutine a second look, and
+ * take nothing up earlier that matters.)
+ */
+static void take_up_late_runtime(struct schedule *S)
+{
+	if (S->eh == &spare_eh)
+		S->eh = this_thread_eh();
+}
+
+/*
  * Starts C, which has never run, or refuses to resume it: it is suspended
  * on another thread (see move_to_this_thread).  Out of line: a coroutine
  * starts once.
@@ -1313,6 +1590,7 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	if (C->status == SUSPENDED_ELSEWHERE)
 		fail("coroutine_resume: coroutine %d was suspended on another thread; "
 		     "resume it on that thread", id);
+	take_up_late_runtime(S);
 	S->running = id;
 	forget_run_stack(S);
 	S->owner = C;
@@ -1330,28 +1608,29 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
  * thread and resumed on another would go on using the first thread's errno
  * and thread_locals.  Nothing inside the coroutine can undo that, so such a
  * resume is refused, at the cost of one compare per resume: a schedule
- * belongs to one thread at a time, whose exception state S->eh is (its
- * address names the thread), and the coroutines suspended there are
- * COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
+ * belongs to one thread at a time, whose number S->thread is (see
+ * this_thread), and the coroutines suspended there are COROUTINE_SUSPEND.
+ * Resumed on another thread, the schedule moves there:
  * the coroutines suspended on the old thread become SUSPENDED_ELSEWHERE,
  * marked with that thread, and those marked with this one are theirs again.
  * A walk over the slots, only when the thread changes.
  */
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
-	struct eh_state *here = this_thread_eh();
+	uint64_t here = this_thread();
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i];
 		if (C == NULL)
 			continue;
 		if (C->status == COROUTINE_SUSPEND) {
 			C->status = SUSPENDED_ELSEWHERE;
-			C->thread = S->eh;
+			C->thread = S->thread;
 		} else if (C->status == SUSPENDED_ELSEWHERE && C->thread == here) {
 			C->status = COROUTINE_SUSPEND;
 		}
 	}
-	S->eh = here;
+	S->thread = here;
+	S->eh = this_thread_eh();
 }
 
 /* Out of line, and the resume made again from the top: nothing has to
@@ -1378,7 +1657,7 @@ void coroutine_resume(struct schedule *S, int id)
 		refuse_resume(S, id);
 		return;
 	}
-	if (S->eh != thread_eh) { /* NULL on a thread not yet asked */
+	if (S->thread != thread_number) { /* 0 on a thread not yet numbered */
 		move_then_resume(S, id);
 		return;
 	}

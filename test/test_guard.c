@@ -95,6 +95,63 @@ static void test_64_mib_frame_built_with_stack_clash_protection_dies(void **stat
 	assert_frame_dies_at_the_guard(clash_protected_64_mib_frame);
 }
 
+/* ---- The run stack costs no commit charge -------------------------------- */
+
+/*
+ * Linux accounts the writable private memory a process maps against the
+ * RAM and swap it could need, and refuses a mapping beyond them (or, in
+ * the heuristic mode, one obviously beyond them): a run stack near INT_MAX
+ * would need 2 GiB of them before a byte is touched.  Mapped with
+ * MAP_NORESERVE, it costs only what its coroutines touch.  /proc/self/smaps
+ * flags such a mapping "nr".
+ */
+struct smaps_flags {
+	int found;      /* whether the mapping's VmFlags line was found */
+	char line[256]; /* that line */
+};
+
+static void find_vm_flags(const void *addr, struct smaps_flags *f)
+{
+	FILE *smaps = fopen("/proc/self/smaps", "r");
+	char line[256];
+	int inside = 0;
+	f->found = 0;
+	if (smaps == NULL)
+		return;
+	while (!f->found && fgets(line, sizeof line, smaps) != NULL) {
+		unsigned long start, end;
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			inside = start <= (unsigned long)addr && (unsigned long)addr < end;
+		else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+			f->found = 1, memcpy(f->line, line, sizeof line);
+	}
+	fclose(smaps);
+}
+
+/* Finds the flags of the mapping its own stack is in: the run stack.  The
+ * frame's address, not a local's, which ASan may move to the heap (see
+ * test_stack.c). */
+static void note_run_stack_flags(struct schedule *S, void *ud)
+{
+	(void)S;
+	find_vm_flags(__builtin_frame_address(0), ud);
+}
+
+static void test_run_stack_reserves_no_swap(void **state)
+{
+	struct schedule *S = coroutine_open();
+	struct smaps_flags f;
+	(void)state;
+	coroutine_resume(S, coroutine_new(S, note_run_stack_flags, &f));
+	coroutine_close(S);
+	if (!f.found) {
+		fprintf(stderr, "no VmFlags in /proc/self/smaps for the run stack\n");
+		skip();
+	}
+	if (strstr(f.line, " nr") == NULL)
+		fail_msg("the run stack reserves swap: %s", f.line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_frame_of_twice_the_run_stack_dies_at_the_guard),
 		cmocka_unit_test(test_8_mib_frame_built_with_stack_clash_protection_dies),
 		cmocka_unit_test(test_64_mib_frame_built_with_stack_clash_protection_dies),
+		cmocka_unit_test(test_run_stack_reserves_no_swap),
 	};
 	return run_suite(tests);
 }

@@ -229,6 +229,78 @@ static void test_schedule_without_suspended_coroutines_moves_freely(void **state
 	coroutine_close(S);
 }
 
+/* ---- A thread's name is never another's ------------------------------ */
+
+/*
+ * A thread that has ended leaves its thread-locals' addresses to the next
+ * thread created: glibc gives the new thread the old one's cached stack,
+ * where its thread-locals live.  Something named by such an address would
+ * take the new thread for the old one.
+ */
+static __thread int thread_value;
+
+static void write_42_then_yield(struct schedule *S, void *ud)
+{
+	(void)ud;
+	thread_value = 42;
+	coroutine_yield(S);
+	/* Resumed on another thread, thread_value would not be 42 here. */
+}
+
+/* The status with which the child says that the second thread did not
+ * get the first one's thread-locals, which the test needs. */
+#define NO_REUSE 77
+
+struct thread_visit {
+	struct resume_call call;
+	int *thread_value_at; /* where the thread finds its thread_value */
+};
+
+/* Resumes only on a thread whose thread_value is where it was expected. */
+static void *resume_where_expected(void *arg)
+{
+	struct thread_visit *v = arg;
+	if (v->thread_value_at == NULL) {
+		v->thread_value_at = &thread_value;
+	} else if (v->thread_value_at != &thread_value) {
+		fprintf(stderr, "the threads' thread-locals are at %p and %p\n",
+			(void *)v->thread_value_at, (void *)&thread_value);
+		_exit(NO_REUSE);
+	}
+	coroutine_resume(v->call.S, v->call.id);
+	return NULL;
+}
+
+/* Coroutine 0 yields on a thread, which ends; main resumes coroutine 1, so
+ * that the schedule moves to main; a new thread, whose thread-locals are
+ * where the first one's were, resumes coroutine 0. */
+static void resume_on_a_thread_that_reuses_the_first_ones_addresses(void *arg)
+{
+	struct thread_visit v;
+	pthread_t first, second;
+	(void)arg;
+	v.call.S = coroutine_open();
+	v.call.id = coroutine_new(v.call.S, write_42_then_yield, NULL);
+	v.thread_value_at = NULL;
+	assert_int_equal(pthread_create(&first, NULL, resume_where_expected, &v), 0);
+	assert_int_equal(pthread_join(first, NULL), 0);
+	coroutine_resume(v.call.S, coroutine_new(v.call.S, ignore, NULL));
+	assert_int_equal(pthread_create(&second, NULL, resume_where_expected, &v), 0);
+	assert_int_equal(pthread_join(second, NULL), 0);
+}
+
+static void test_thread_with_an_ended_threads_addresses_is_refused(void **state)
+{
+	struct child_result r = run_in_child(resume_on_a_thread_that_reuses_the_first_ones_addresses, NULL);
+	(void)state;
+	if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == NO_REUSE) {
+		fprintf(stderr, "the C library gave the second thread fresh addresses: %s", r.err);
+		skip();
+	}
+	assert_aborted_with(&r, "coroutine_resume: coroutine 0 was suspended on another thread; "
+				"resume it on that thread");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_schedule_without_suspended_coroutines_moves_freely),
 		cmocka_unit_test(test_each_suspended_coroutine_keeps_its_thread),
 		cmocka_unit_test(test_coroutine_suspended_on_another_thread_is_refused_here),
+		cmocka_unit_test(test_thread_with_an_ended_threads_addresses_is_refused),
 	};
 	return run_suite(tests);
 }

@@ -1,0 +1,32 @@
+/*
+ * late_runtime.h - what test_late_runtime.c, a C program, finds in the C++
+ * library it loads once it runs (late_runtime_plugin.cpp).
+ */
+#ifndef LATE_RUNTIME_H
+#define LATE_RUNTIME_H
+
+#include "coroutine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a coroutine or main throws and catches, and what `throw;` rethrew
+ * in its handler after the coroutines switched. */
+struct handler {
+	const char *throws;
+	char rethrown[32];
+};
+
+/* Adds a coroutine that throws h->throws, catches it, yields inside the
+ * handler and, resumed, notes in h->rethrown what `throw;` rethrows. */
+typedef int (*new_handler_func)(struct schedule *S, struct handler *h);
+/* Main (the caller) throws h->throws, catches it, resumes id inside the
+ * handler, then notes in h->rethrown what `throw;` rethrows. */
+typedef void (*resume_in_handler_func)(struct schedule *S, int id, struct handler *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
