@@ -412,6 +412,7 @@ $(WINEPREFIX_DIR)/system.reg:
 windows-test: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx" check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
+	@$(MAKE) --no-print-directory windows-test-runtime-dll
 
 # libcoroutine.dll as CMake and Meson build it, and programs linked with it
 # or with the static library, import no DLL of MinGW's and run under wine
@@ -674,7 +675,8 @@ help:
 	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver,"
-	@echo "                  win_stack and the C++ exception tests under wine; windows-dll-test"
+	@echo "                  win_stack and the C++ exception tests under wine; windows-dll-test,"
+	@echo "                  windows-test-runtime-dll"
 	@echo "make windows-dll-test  libcoroutine.dll (CMake, Meson) and programs need no MinGW DLL"
 	@echo "make windows-test-runtime-dll  the C++ exception tests against libstdc++-6.dll, under wine"
 	@echo "make windows-msvc-test  coroutine.cpp as cl.exe preprocesses it; the MSVC ABI through clang"
