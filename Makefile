@@ -163,7 +163,7 @@ $(O)/win_stack$(EXE): $(O)/win_stack.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
-$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
+$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap,--wrap=mprotect
 
 # test_examples runs the examples and the demo found beside it (under
 # $EMULATOR when set), checking their output against examples/*.expected.
