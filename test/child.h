@@ -188,6 +188,20 @@ static inline void enter_child(void)
 {
 }
 
+/*
+ * A test program may catch SIGSEGV and friends (cmocka does, to report a
+ * crashing test; so do ASan and UBSan, to report the crash): the child
+ * inherits those handlers, and would go on or exit.  It must die of the
+ * signal, as a program that nothing watches would.
+ */
+static inline void restore_default_signals(void)
+{
+	static const int signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
+	size_t i;
+	for (i = 0; i < sizeof signals / sizeof signals[0]; i++)
+		signal(signals[i], SIG_DFL);
+}
+
 /* A fork that runs body with stderr into a pipe; body returning is exit 0. */
 static inline struct child run_child(const char *name, void (*body)(void))
 {
@@ -202,6 +216,7 @@ static inline struct child run_child(const char *name, void (*body)(void))
 	if (pid < 0)
 		return c;
 	if (pid == 0) {
+		restore_default_signals();
 		close(pipefd[0]);
 		dup2(pipefd[1], STDERR_FILENO);
 		body();

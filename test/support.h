@@ -96,19 +96,6 @@ struct child_result {
 	char err[1024]; /* what the child wrote on stderr, NUL-terminated */
 };
 
-/*
- * cmocka catches SIGSEGV (and friends) to report a crashing test; the child
- * inherits those handlers and would then go on running the rest of the
- * suite.  The child must die of the signal, as a real program would.
- */
-static inline void restore_default_signals(void)
-{
-	static const int signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
-	size_t i;
-	for (i = 0; i < sizeof signals / sizeof signals[0]; i++)
-		signal(signals[i], SIG_DFL);
-}
-
 /* Runs body(arg) in a child with stderr captured.  A body that returns
  * makes the child exit with status 0. */
 static inline struct child_result run_in_child(void (*body)(void *), void *arg)
