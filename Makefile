@@ -55,8 +55,9 @@ LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti
 # (sanitize links them with the C++ driver, see there).
 CLINK ?= $(CC)
 TESTLIBS := -lcmocka -lpthread -lm
-# driver, driver_cxx: the core and the exception checks without CMocka
-# (test/driver.c, test/driver_cxx.cpp), run here too.
+# driver, driver_cxx: the core checks and the C++ exception tests without
+# CMocka (test/driver.c; test/test_exceptions.cpp with -DTEST_PLAIN), run
+# here too.
 TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c test/test_*.cpp))) driver driver_cxx
 EXAMPLES_C   := game generator
 EXAMPLES_CXX := script
@@ -141,6 +142,15 @@ $(O)/%.o: test/%.cpp coroutine.h $(wildcard test/*.h)
 $(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
 
+# driver_cxx: the same C++ tests without CMocka (test/plain_suite.h), for
+# targets that have none; one source, so that the two cannot drift apart.
+$(O)/driver_cxx.o: test/test_exceptions.cpp coroutine.h $(wildcard test/*.h)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) -I. -c $< -o $@
+
+$(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ -o $@
+
 # test_guard's largest frames come from code built with -fstack-clash-protection.
 $(O)/clash_frames.o: test/clash_frames.c test/clash_frames.h
 	@mkdir -p $(@D)
@@ -156,10 +166,6 @@ $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 # The core checks without CMocka, for targets that have none (see test/driver.c).
 $(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -lm $(if $(EXE),,-lpthread) -o $@
-
-# test_exceptions' checks without CMocka, linked with the C++ driver.
-$(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
-	$(CXX) $(LDFLAGS) $^ -o $@
 
 # What the Windows switch owes Windows: the TIB's stack fields, the end of
 # unwinding, home space, xmm6-xmm15, FP control, __chkstk (test/win_stack.c;
@@ -290,8 +296,8 @@ endef
 check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLES)))
 	$(foreach p,$^,$(call check-output,$(p)))
 
-# What `test` checks, for a target without CMocka: test/driver.c,
-# test/driver_cxx.cpp and the outputs.
+# What `test` checks, for a target without CMocka: test/driver.c, the C++
+# exception tests built without CMocka (driver_cxx), and the outputs.
 test-without-cmocka:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx" \
 		check-no-cxx-runtime check check-outputs || exit 1; done
@@ -362,8 +368,8 @@ musl-test:
 # ---- Windows x64 (MinGW-w64) under wine --------------------------------------------
 # Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
-# what runs is test/driver.c (with its guard and thread checks), the demo's
-# and the examples' outputs, and test/win_stack.c.  wine's state lives in
+# what runs is what test-without-cmocka runs (test/driver.c, and the demo's
+# and the examples' outputs), and test/win_stack.c.  wine's state lives in
 # the build folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
@@ -381,15 +387,8 @@ $(WINEPREFIX_DIR)/system.reg:
 	mkdir -p $(WINEPREFIX_DIR)
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
-# driver_cxx.exe (the exception checks) is built too, not yet run: under
-# wine, an exception thrown inside a coroutine ends the program until the
-# switch keeps the exception-handler list (gs:0x00) per coroutine.  Then it
-# joins WINDOWS_TESTS.
-WINDOWS_TESTS := driver win_stack
-
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="$(WINDOWS_TESTS)" check check-outputs \
-		$(WIN_B)/asm/driver_cxx.exe
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack" check check-outputs
 
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
@@ -571,7 +570,7 @@ help:
 	@echo "make cross-test   the suite for aarch64, armv7 and i686, driver and outputs for riscv64,"
 	@echo "                  both backends, under qemu-user (-j2 runs two targets at a time)"
 	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"
-	@echo "make test-without-cmocka  test/driver.c, test/driver_cxx.cpp and the outputs, both backends"
+	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
 	@echo "                  win_stack under wine"
 	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"

@@ -4,11 +4,7 @@
  * programs checked against the reference model (see model.h), and slices
  * from a few bytes to most of the run stack checked byte for byte after
  * every switch; values held in callee-saved registers and the rounding
- * mode, on each side of a switch; the sticky flags and stack alignment.
- * And what test_guard.c and test_threads.c check with CMocka: the guard
- * below the run stack faults, a coroutine suspended on one thread is
- * refused on another, and schedules move between threads and run on
- * several at once.
+ * mode, on each side of a switch.
  *
  *     driver [RUNS]    (RUNS random programs, 60 unless given)
  *     driver --child NAME   (one of the cases that end the program: see
@@ -16,6 +12,11 @@
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
+ *
+ * Also the sticky flags and stack alignment, and what test_guard.c and
+ * test_threads.c check with CMocka: the guard below the run stack faults,
+ * a coroutine suspended on one thread is refused on another, and schedules
+ * move between threads and run on several at once.
  */
 #include "model.h"
 #include "child.h"
