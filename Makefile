@@ -55,8 +55,10 @@ LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti
 # (sanitize links them with the C++ driver, see there).
 CLINK ?= $(CC)
 TESTLIBS := -lcmocka -lpthread -lm
-# driver: the core checks without CMocka (test/driver.c), run here too.
-TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c test/test_*.cpp))) driver
+# driver, driver_cxx: the core checks and the C++ exception tests without
+# CMocka (test/driver.c; test/test_exceptions.cpp with -DTEST_PLAIN), run
+# here too.
+TESTS    ?= $(basename $(notdir $(wildcard test/test_*.c test/test_*.cpp))) driver driver_cxx
 EXAMPLES_C   := game generator
 EXAMPLES_CXX := script
 EXAMPLES     := $(EXAMPLES_C) $(EXAMPLES_CXX)
@@ -180,7 +182,7 @@ $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 
 # The core checks without CMocka, for targets that have none (see test/driver.c).
 $(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
-	$(CLINK) $(LDFLAGS) $^ -lm -o $@
+	$(CLINK) $(LDFLAGS) $^ -lm $(if $(EXE),,-lpthread) -o $@
 
 # What the Windows switch owes Windows: the TIB's stack fields, the end of
 # unwinding, home space, xmm6-xmm15, FP control, __chkstk (test/win_stack.c;
@@ -193,7 +195,7 @@ $(O)/msvc_exceptions$(EXE): $(O)/msvc_exceptions.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
-$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
+$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap,--wrap=mprotect
 
 # test_examples runs the examples and the demo found beside it (under
 # $EMULATOR when set), checking their output against examples/*.expected.
@@ -318,9 +320,10 @@ endef
 check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLES)))
 	$(foreach p,$^,$(call check-output,$(p)))
 
-# What `test` checks, for a target without CMocka: test/driver.c and the outputs.
+# What `test` checks, for a target without CMocka: test/driver.c, the C++
+# exception tests built without CMocka (driver_cxx), and the outputs.
 test-without-cmocka:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS=driver \
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx" \
 		check-no-cxx-runtime check check-outputs || exit 1; done
 
 # ---- Other Linux targets under qemu-user -------------------------------------------
@@ -377,7 +380,9 @@ bench-ir-cross:
 # ---- musl ------------------------------------------------------------------------
 # x86_64 against musl (musl-tools), run natively.  musl has no swapcontext:
 # the ucontext build must stop with its #error, the asm build must pass the
-# checks that need no CMocka (none is built for musl).  musl-gcc, the C
+# checks that need no CMocka (none is built for musl): test/driver.c, with
+# the guard and thread checks.  Not the exception checks (driver_cxx): there
+# is no C++ runtime for musl (libstdc++ is built for glibc).  musl-gcc, the C
 # driver, compiles coroutine.cpp and main.cpp as C++ against musl's headers;
 # the C++ example is left out (libstdc++ is built for glibc).
 MUSL_GCC ?= musl-gcc

@@ -7,18 +7,28 @@
  * mode, on each side of a switch.
  *
  *     driver [RUNS]    (RUNS random programs, 60 unless given)
+ *     driver --child NAME   (one of the cases that end the program: see
+ *                            child.h; for Windows, which has no fork)
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
+ *
+ * Also the sticky flags and stack alignment, and what test_guard.c and
+ * test_threads.c check with CMocka: the guard below the run stack faults,
+ * a coroutine suspended on one thread is refused on another, and schedules
+ * move between threads and run on several at once.
  */
 #include "model.h"
+#include "child.h"
 #include "coroutine.h"
+#include "guard_frames.h"
 #include "plain.h"
 
 #include <fenv.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PROGRAM_BYTES 6000 /* a few hundred switches each, as test_model.c */
 
@@ -289,12 +299,381 @@ static const char *rounding_modes(void)
 	return NULL;
 }
 
+/* ---- The sticky exception flags ----------------------------------------- */
+
+/*
+ * Where the backends differ (see test_fpu.c and README): the asm switch
+ * carries the control bits only, so a flag a coroutine raised is then the
+ * thread's, seen in main; swapcontext restores the whole FP environment,
+ * flags too, so main does not see it.
+ */
+static volatile double zero = 0.0;
+
+static void divide_by_zero(void)
+{
+	volatile double q = one / zero;
+	(void)q;
+}
+
+/* Under another rounding mode than main's, so that the switch back does
+ * reload the control register. */
+static void raise_divbyzero_and_yield(struct schedule *S, void *ud)
+{
+	(void)ud;
+	fesetround(FE_UPWARD);
+	divide_by_zero();
+	coroutine_yield(S);
+}
+
+static const char *sticky_flags(void)
+{
+	feclearexcept(FE_ALL_EXCEPT);
+	divide_by_zero();
+	int raised = fetestexcept(FE_DIVBYZERO) != 0;
+	feclearexcept(FE_ALL_EXCEPT);
+	if (!raised)
+		return NULL; /* no sticky flags here (valgrind's CPU): nothing to see */
+	struct schedule *S = coroutine_open();
+	if (S == NULL)
+		return "coroutine_open returned NULL";
+	coroutine_resume(S, coroutine_new(S, raise_divbyzero_and_yield, NULL));
+	int seen = fetestexcept(FE_DIVBYZERO) != 0;
+	coroutine_close(S);
+	feclearexcept(FE_ALL_EXCEPT);
+	fesetround(FE_TONEAREST);
+#if COROUTINE_ASM
+	return seen ? NULL : "a flag raised in a coroutine did not stay with the thread";
+#else
+	return seen ? "a flag raised in a coroutine leaked into main" : NULL;
+#endif
+}
+
+/* ---- Stack alignment ------------------------------------------------------ */
+
+/*
+ * Every ABI's stack pointer is aligned at a call (16 bytes on all the
+ * targets but armv7's 8), and compilers rely on it for over-aligned locals
+ * instead of aligning them at run time.  So a local declared 16-byte
+ * aligned is misaligned in a coroutine whose first frame was: SSE code
+ * would fault, x87 code (plain i686) would not notice.  The address goes
+ * through an asm statement, or the compiler would answer from alignas.
+ */
+static int misaligned;
+
+static void note_alignment(void)
+{
+	_Alignas(16) volatile char local[16];
+	uintptr_t address = (uintptr_t)local;
+	__asm__("" : "+r"(address));
+	local[0] = 0;
+	misaligned += address % 16 != 0;
+}
+
+static void check_alignment_and_yield(struct schedule *S, void *ud)
+{
+	(void)ud;
+	note_alignment();
+	coroutine_yield(S);
+	note_alignment();
+}
+
+static const char *aligned_locals(void)
+{
+	struct schedule *S = coroutine_open();
+	if (S == NULL)
+		return "coroutine_open returned NULL";
+	misaligned = 0;
+	int id = coroutine_new(S, check_alignment_and_yield, NULL);
+	coroutine_resume(S, id);
+	coroutine_resume(S, id);
+	coroutine_close(S);
+	return misaligned ? "a 16-byte aligned local of a coroutine was misaligned" : NULL;
+}
+
+/* ---- The guard below the run stack ----------------------------------------- */
+
+/* In a child (see child.h): the frame must fault, on the guard. */
+static void run_in_a_coroutine(struct schedule *S, void *frame)
+{
+	(void)S;
+	(*(char (**)(void))frame)();
+}
+
+static void run_frame(char (*frame)(void))
+{
+	struct schedule *S = coroutine_open();
+	coroutine_resume(S, coroutine_new(S, run_in_a_coroutine, &frame));
+}
+
+static void run_frame_just_past_the_run_stack(void)
+{
+	run_frame(frame_just_past_the_run_stack);
+}
+
+static void run_frame_of_twice_the_run_stack(void)
+{
+	run_frame(frame_of_twice_the_run_stack);
+}
+
+static const char *faulted(const struct child *c)
+{
+	static char why[1200];
+	if (c->end == CHILD_FAULTED)
+		return NULL;
+	snprintf(why, sizeof why, "the child did not fault (end %d, status %d), stderr: \"%s\"",
+		 (int)c->end, c->status, c->err);
+	return why;
+}
+
+/* ---- Schedules and threads (see test_threads.c) ------------------------------ */
+
+static void ignore(struct schedule *S, void *ud)
+{
+	(void)S, (void)ud;
+}
+
+static void yield_twice(struct schedule *S, void *ud)
+{
+	int *yields = (int *)ud;
+	(*yields)++;
+	coroutine_yield(S);
+	(*yields)++;
+	coroutine_yield(S);
+	(*yields)++;
+}
+
+struct resume_call {
+	struct schedule *S;
+	int id;
+};
+
+static void resume_here(void *arg)
+{
+	struct resume_call *c = (struct resume_call *)arg;
+	coroutine_resume(c->S, c->id);
+}
+
+/* coroutine_resume(S, id) on a new thread, waited for; 0 if none started. */
+static int resume_on_another_thread(struct schedule *S, int id)
+{
+	struct resume_call c = { S, id };
+	return run_thread(resume_here, &c);
+}
+
+/* In children (see child.h): each must abort, refusing the resume. */
+static void resume_suspended_on_another_thread(void)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	coroutine_new(S, ignore, NULL);
+	coroutine_new(S, ignore, NULL);
+	coroutine_resume(S, coroutine_new(S, yield_twice, &yields)); /* 2, here */
+	resume_on_another_thread(S, 2);
+}
+
+static void resume_on_a_third_thread(void)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	coroutine_resume(S, coroutine_new(S, yield_twice, &yields)); /* 0, here */
+	resume_on_another_thread(S, coroutine_new(S, ignore, NULL)); /* the schedule moves */
+	resume_on_another_thread(S, 0);                              /* and moves again */
+}
+
+/* Coroutines 0 and 1 finish, 2 stays suspended past the count of live ones. */
+static void resume_past_the_live_count_on_another_thread(void)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	coroutine_new(S, ignore, NULL);
+	coroutine_new(S, ignore, NULL);
+	coroutine_resume(S, coroutine_new(S, yield_twice, &yields));
+	coroutine_resume(S, 0);
+	coroutine_resume(S, 1);
+	resume_on_another_thread(S, 2);
+}
+
+static const char *never_ran_starts_on_any_thread(void)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	int id = coroutine_new(S, yield_twice, &yields);
+	int started = resume_on_another_thread(S, id);
+	int status = coroutine_status(S, id);
+	coroutine_close(S);
+	if (!started)
+		return "no thread could be started";
+	return yields == 1 && status == COROUTINE_SUSPEND ? NULL : "it did not start and yield there";
+}
+
+/* a yields here, b starts and yields on another thread; a goes on here. */
+static const char *each_suspended_coroutine_keeps_its_thread(void)
+{
+	struct schedule *S = coroutine_open();
+	int here = 0, there = 0;
+	int a = coroutine_new(S, yield_twice, &here);
+	int b = coroutine_new(S, yield_twice, &there);
+	coroutine_resume(S, a);
+	int started = resume_on_another_thread(S, b);
+	coroutine_resume(S, a);
+	int b_status = coroutine_status(S, b);
+	coroutine_close(S);
+	if (!started)
+		return "no thread could be started";
+	return here == 2 && there == 1 && b_status == COROUTINE_SUSPEND ? NULL
+	       : "a coroutine did not go on on its own thread";
+}
+
+/* Each coroutine runs to its end on one thread, the next on another. */
+static void resume_three_times(void *arg)
+{
+	for (int i = 0; i < 3; i++)
+		resume_here(arg);
+}
+
+static const char *schedule_without_suspended_coroutines_moves_freely(void)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0, finished = 0;
+	for (int thread = 0; thread < 3; thread++) {
+		struct resume_call c = { S, coroutine_new(S, yield_twice, &yields) };
+		if (!run_thread(resume_three_times, &c))
+			break;
+		finished += coroutine_status(S, c.id) == COROUTINE_DEAD;
+	}
+	coroutine_close(S);
+	return finished == 3 && yields == 9 ? NULL : "a coroutine did not finish on its thread";
+}
+
+/* Two threads at once, each with a schedule of its own. */
+enum { WORKER_COROUTINES = 4, WORKER_ROUNDS = 300 };
+
+struct worker {
+	uint32_t seed;
+	int corrupt; /* rounds after which a coroutine's local had changed */
+	int rounds;
+};
+
+static void keep_local_data(struct schedule *S, void *ud)
+{
+	struct worker *w = (struct worker *)ud;
+	unsigned char local[256];
+	for (int round = 0; round < WORKER_ROUNDS; round++) {
+		uint32_t seed = w->seed + (uint32_t)(coroutine_running(S) * WORKER_ROUNDS + round);
+		uint32_t x = seed;
+		for (size_t i = 0; i < sizeof local; i++)
+			local[i] = (unsigned char)next_byte_of(&x);
+		coroutine_yield(S);
+		w->corrupt += !holds_pattern(local, sizeof local, seed);
+		w->rounds++;
+	}
+}
+
+static void drive_own_schedule(void *arg)
+{
+	struct worker *w = (struct worker *)arg;
+	struct schedule *S = coroutine_open();
+	for (int id = 0; id < WORKER_COROUTINES; id++)
+		coroutine_new(S, keep_local_data, w);
+	for (int round = 0; round <= WORKER_ROUNDS; round++)
+		for (int id = 0; id < WORKER_COROUTINES; id++)
+			coroutine_resume(S, id);
+	coroutine_close(S);
+}
+
+static const char *threads_drive_their_own_schedules(void)
+{
+	struct worker w[2] = { { 1u << 20, 0, 0 }, { 2u << 20, 0, 0 } };
+	struct thread t[2];
+	int started = 0;
+	for (int i = 0; i < 2; i++)
+		started += start_thread(&t[i], drive_own_schedule, &w[i]);
+	for (int i = 0; i < started; i++)
+		join_thread(&t[i]);
+	if (started < 2)
+		return "no thread could be started";
+	for (int i = 0; i < 2; i++)
+		if (w[i].corrupt || w[i].rounds != WORKER_COROUTINES * WORKER_ROUNDS)
+			return "a coroutine's local changed, or rounds went missing";
+	return NULL;
+}
+
+/* ---- The cases that end their program, each run in a child -------------------- */
+
+static const struct {
+	const char *name; /* what "driver --child NAME" runs (Windows) */
+	void (*run)(void);
+} child_cases[] = {
+	{ "frame-just-past-the-run-stack", run_frame_just_past_the_run_stack },
+	{ "frame-of-twice-the-run-stack", run_frame_of_twice_the_run_stack },
+	{ "resume-suspended-on-another-thread", resume_suspended_on_another_thread },
+	{ "resume-on-a-third-thread", resume_on_a_third_thread },
+	{ "resume-past-the-live-count-on-another-thread", resume_past_the_live_count_on_another_thread },
+};
+#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
+
+static struct child run_case(void (*run)(void))
+{
+	for (size_t i = 0; i < CHILD_CASES; i++)
+		if (child_cases[i].run == run)
+			return run_child(child_cases[i].name, run);
+	abort(); /* every case is in child_cases */
+}
+
+/* "--child NAME": runs that case, in the child of run_child. */
+static int run_named_case(const char *name)
+{
+	enter_child();
+	for (size_t i = 0; i < CHILD_CASES; i++)
+		if (strcmp(child_cases[i].name, name) == 0) {
+			child_cases[i].run();
+			return 0;
+		}
+	fprintf(stderr, "no case named %s\n", name);
+	return 2;
+}
+
+static void report_child_checks(void)
+{
+	struct child c;
+	c = run_case(run_frame_just_past_the_run_stack);
+	report("a frame just past the run stack faults on the guard", faulted(&c));
+	c = run_case(run_frame_of_twice_the_run_stack);
+	report("a frame of twice the run stack faults on the guard", faulted(&c));
+	c = run_case(resume_suspended_on_another_thread);
+	report("a coroutine is refused on another thread than its yield's",
+	       aborted_with(&c, "coroutine_resume: coroutine 2 was suspended on another thread; "
+				"resume it on that thread"));
+	c = run_case(resume_on_a_third_thread);
+	report("a coroutine stays refused when the schedule moves on to a third thread",
+	       aborted_with(&c, "coroutine_resume: coroutine 0 was suspended on another thread; "
+				"resume it on that thread"));
+	c = run_case(resume_past_the_live_count_on_another_thread);
+	report("a coroutine in a slot past the live count is refused on another thread",
+	       aborted_with(&c, "coroutine_resume: coroutine 2 was suspended on another thread; "
+				"resume it on that thread"));
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--child") == 0)
+		return run_named_case(argv[2]);
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 60;
 	report("random programs agree with the model", random_programs(runs));
 	report("deep slices survive every switch", deep_slices());
 	report("callee-saved values survive every switch", callee_saved_values());
 	report("each side keeps its rounding mode", rounding_modes());
+#if COROUTINE_ASM
+	report("sticky flags stay with the thread", sticky_flags());
+#else
+	report("sticky flags switch with the coroutine", sticky_flags());
+#endif
+	report("16-byte aligned locals are aligned in a coroutine", aligned_locals());
+	report("a coroutine that never ran starts on any thread", never_ran_starts_on_any_thread());
+	report("each suspended coroutine keeps its thread", each_suspended_coroutine_keeps_its_thread());
+	report("a schedule without suspended coroutines moves freely",
+	       schedule_without_suspended_coroutines_moves_freely());
+	report("threads drive their own schedules at once", threads_drive_their_own_schedules());
+	report_child_checks();
 	return finish();
 }

@@ -9,6 +9,8 @@
  * - A small deterministic PRNG, and fill/check of buffers with its output:
  *   a buffer filled from a seed can be verified later from the seed alone.
  *
+ * (Reading a child's stderr without the tools' lines is child.h's.)
+ *
  * Include it instead of cmocka.h: it includes cmocka.h after the standard
  * headers that cmocka.h needs, and coroutine.h.
  */
@@ -34,6 +36,7 @@ extern "C" { /* cmocka.h does not say so itself */
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "coroutine.h"
 
 /* ---- Running the suite ---------------------------------------------------- */
@@ -92,62 +95,6 @@ struct child_result {
 	int status;     /* as filled in by waitpid */
 	char err[1024]; /* what the child wrote on stderr, NUL-terminated */
 };
-
-/*
- * cmocka catches SIGSEGV (and friends) to report a crashing test; the child
- * inherits those handlers and would then go on running the rest of the
- * suite.  The child must die of the signal, as a real program would.
- */
-static inline void restore_default_signals(void)
-{
-	static const int signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
-	size_t i;
-	for (i = 0; i < sizeof signals / sizeof signals[0]; i++)
-		signal(signals[i], SIG_DFL);
-}
-
-static inline void read_all(int fd, char *buf, size_t size)
-{
-	size_t used = 0;
-	ssize_t n;
-	while ((n = read(fd, buf + used, size - 1 - used)) > 0)
-		used += (size_t)n;
-	buf[used] = '\0';
-}
-
-/*
- * Tools that run the suite write lines of their own on the child's stderr:
- * qemu-user when the guest dies of a signal ("qemu: uncaught target signal
- * 6 (Aborted) - core dumped"), ASan at the first swapcontext ("==123==
- * WARNING: ASan doesn't fully support makecontext/swapcontext ...").
- * They are not the child's, so they are taken out.
- */
-static inline int is_tool_report(const char *line)
-{
-	static const char qemu[] = "qemu: uncaught target signal ";
-	static const char asan[] = "WARNING: ASan doesn't fully support makecontext/swapcontext";
-	if (strncmp(line, qemu, sizeof qemu - 1) == 0)
-		return 1;
-	if (strncmp(line, "==", 2) != 0)
-		return 0;
-	line += 2 + strspn(line + 2, "0123456789"); /* past ASan's "==pid" */
-	return strncmp(line, "==", 2) == 0 && strncmp(line + 2, asan, sizeof asan - 1) == 0;
-}
-
-static inline void drop_tool_reports(char *err)
-{
-	char *line = err, *kept = err;
-	while (*line != '\0') {
-		char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
-		if (!is_tool_report(line)) {
-			memmove(kept, line, len);
-			kept += len;
-		}
-		line += len;
-	}
-	*kept = '\0';
-}
 
 /* Runs body(arg) in a child with stderr captured.  A body that returns
  * makes the child exit with status 0. */

@@ -6,10 +6,12 @@
  *
  * The binary is linked with -Wl,--wrap=malloc,... (see the Makefile), so
  * the library's calls to malloc go to __wrap_malloc below, which fails on
- * demand, counts the live blocks and mappings, and fences every block.
+ * demand, counts the live blocks and mappings, and fences every block
+ * (and so on for calloc, realloc, mmap; mprotect fails on demand too).
  */
 #include "support.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -22,6 +24,7 @@ void *__real_realloc(void *p, size_t size);
 void __real_free(void *p);
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int __real_munmap(void *addr, size_t len);
+int __real_mprotect(void *addr, size_t len, int prot);
 
 static int allocations_before_failure = -1; /* -1: never fail */
 static int live;                            /* blocks and mappings not yet freed */
@@ -99,13 +102,27 @@ void *__wrap_calloc(size_t n, size_t size)
 	return p;
 }
 
+/*
+ * Always moves the block, and poisons the old one before freeing it: a
+ * library that kept using the old address (stored the new one too late)
+ * reads poison, not the same bytes by luck.  The new bytes are poison too.
+ */
 void *__wrap_realloc(void *old, size_t size)
 {
 	void *p = NULL;
 	if (old != NULL)
 		check_fence(old);
 	if (!must_fail())
-		p = fence(__real_realloc(old ? raw_block(old) : NULL, HEADER + size + FENCE), size);
+		p = fence(__real_malloc(HEADER + size + FENCE), size);
+	if (p != NULL) {
+		size_t kept = old != NULL && size_asked(old) < size ? size_asked(old) : size;
+		memset(p, POISON_BYTE, size);
+		if (old != NULL) {
+			memcpy(p, old, kept);
+			memset(raw_block(old), POISON_BYTE, HEADER + size_asked(old) + FENCE);
+			__real_free(raw_block(old));
+		}
+	}
 	live += old == NULL && p != NULL;
 	return p;
 }
@@ -136,6 +153,17 @@ int __wrap_munmap(void *addr, size_t len)
 {
 	live--;
 	return __real_munmap(addr, len);
+}
+
+/* mprotect fails on demand too, as it does when the kernel runs out of the
+ * memory to split a mapping with: the mapping must not be left behind. */
+int __wrap_mprotect(void *addr, size_t len, int prot)
+{
+	if (must_fail()) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return __real_mprotect(addr, len, prot);
 }
 
 /* ---- Bodies ------------------------------------------------------------ */
@@ -199,26 +227,56 @@ static void status_of_16(void *S)
 	coroutine_status(S, 16);
 }
 
-static void test_new_returns_minus_one_when_growing_fails(void **state)
+static int runs;
+
+static void count_run(struct schedule *S, void *ud)
 {
+	(void)S, (void)ud;
+	runs++;
+}
+
+/*
+ * Growing from 16 slots to 32 allocates several times: the coroutine, the
+ * slot array, and the levels of the tree of slot bitmaps.  Whichever of
+ * them fails, coroutine_new returns -1 and the schedule is as it was: 16
+ * slots, all of them its coroutines', still able to grow and to run them.
+ * (A bitmap that fails after the slot array grew must find the array's
+ * new address stored, and the capacity not yet doubled.)
+ */
+static void test_growth_fails_cleanly_at_every_allocation(void **state)
+{
+	int at_start = live;
 	struct schedule *S = coroutine_open();
 	struct child_result r;
-	int id, before;
+	int id, n, before;
 	(void)state;
+	runs = 0;
 	for (id = 0; id < 16; id++)
-		coroutine_new(S, ignore, NULL);
+		coroutine_new(S, count_run, NULL);
 	before = live;
-	fail_allocation_after(1); /* the coroutine's calloc, then the realloc */
-	assert_int_equal(coroutine_new(S, ignore, NULL), -1);
-	fail_allocation_after(-1);
-	assert_int_equal(live, before);
-	/* Still 16 slots, all of them taken. */
-	r = run_in_child(status_of_16, S);
-	assert_aborted_with(&r, "coroutine_status: id 16 is out of range [0, 16)");
-	for (id = 0; id < 16; id++)
-		assert_int_equal(coroutine_status(S, id), COROUTINE_READY);
-	assert_int_equal(coroutine_new(S, ignore, NULL), 16);
+	for (n = 0;; n++) {
+		fail_allocation_after(n);
+		id = coroutine_new(S, count_run, NULL);
+		fail_allocation_after(-1);
+		if (id != -1)
+			break;
+		assert_int_equal(live, before);
+		r = run_in_child(status_of_16, S);
+		assert_aborted_with(&r, "coroutine_status: id 16 is out of range [0, 16)");
+		for (id = 0; id < 16; id++)
+			assert_int_equal(coroutine_status(S, id), COROUTINE_READY);
+	}
+	assert_true(n >= 3); /* the coroutine, the slot array, a bitmap at least */
+	assert_int_equal(id, 16);
+	broken_fences = 0;
+	for (id = 17; id < 100; id++)
+		assert_int_equal(coroutine_new(S, count_run, NULL), id);
+	for (id = 0; id < 100; id++)
+		coroutine_resume(S, id);
+	assert_int_equal(runs, 100);
 	coroutine_close(S);
+	assert_int_equal(broken_fences, 0);
+	assert_int_equal(live, at_start);
 }
 
 /*
@@ -382,7 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_new_returns_minus_one_when_calloc_fails),
-		cmocka_unit_test(test_new_returns_minus_one_when_growing_fails),
+		cmocka_unit_test(test_growth_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_failed_new_leaves_the_id_rule_intact),
 		cmocka_unit_test(test_yield_aborts_when_saving_the_stack_fails),
 		cmocka_unit_test(test_every_yield_saves_within_its_buffer),

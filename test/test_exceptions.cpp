@@ -15,7 +15,7 @@
  * function ends the program in std::terminate.
  *
  * Built with -DTEST_PLAIN it needs no CMocka (test/plain_suite.h): so it
- * runs under wine too (make windows-test).
+ * runs under wine (make windows-test) and where CMocka does not (riscv64).
  */
 #ifdef TEST_PLAIN
 #include "plain_suite.h"
@@ -128,6 +128,38 @@ static void test_main_handler_around_a_resume_rethrows_mains(void **state)
 	coroutine_resume(S, id);
 	assert_string_equal(rethrown.c_str(), "main's");
 	assert_string_equal(co.rethrown.c_str(), "coroutine's");
+}
+
+/* What `throw;` would rethrow here, or "(none)" when no exception is being
+ * handled (where `throw;` would call std::terminate). */
+static std::string rethrow_current_if_any(void)
+{
+	return std::current_exception() ? rethrow_current() : "(none)";
+}
+
+static void catch_its_own(struct schedule *S, void *ud)
+{
+	(void)S, (void)ud;
+	try {
+		throw std::runtime_error("coroutine's");
+	} catch (...) {
+	}
+}
+
+/* The coroutine finishes, rather than yields, inside main's handler. */
+static void test_main_handler_rethrows_mains_after_a_coroutine_finished(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	std::string rethrown;
+	int id = coroutine_new(S, catch_its_own, nullptr);
+	try {
+		throw std::runtime_error("main's");
+	} catch (...) {
+		coroutine_resume(S, id);
+		rethrown = rethrow_current_if_any();
+	}
+	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+	assert_string_equal(rethrown.c_str(), "main's");
 }
 
 /* A coroutine started inside main's handler is not inside it. */
@@ -351,6 +383,7 @@ int main(int argc, char **argv)
 		schedule_test(test_throw_is_caught_in_its_coroutine_before_and_after_a_yield),
 		schedule_test(test_coroutines_yielding_in_handlers_rethrow_their_own),
 		schedule_test(test_main_handler_around_a_resume_rethrows_mains),
+		schedule_test(test_main_handler_rethrows_mains_after_a_coroutine_finished),
 		schedule_test(test_coroutine_started_in_mains_handler_has_no_exception),
 		schedule_test(test_uncaught_exceptions_are_counted_per_coroutine),
 		schedule_test(test_exception_ptr_carries_an_exception_between_coroutines),

@@ -203,6 +203,62 @@ static void test_interleaved_coroutines_keep_their_modes(void **state)
 	}
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* ---- The x87 control word alone ------------------------------------------ */
+
+/*
+ * fesetround sets MXCSR and the x87 control word together; code that sets
+ * the x87 word alone (fldcw, as x87 code and some libraries do) changes it
+ * without MXCSR.  The switch must carry it all the same.
+ */
+static unsigned short x87_control_word(void)
+{
+	unsigned short cw;
+	__asm__ volatile("fnstcw %0" : "=m"(cw));
+	return cw;
+}
+
+static void set_x87_control_word(unsigned short cw)
+{
+	__asm__ volatile("fldcw %0" : : "m"(cw));
+}
+
+#define X87_ROUNDING 0x0c00 /* bits 10-11: 11 is toward zero */
+
+struct x87_keeper {
+	unsigned short own;  /* the word it sets */
+	int changed;         /* resumes after which its word was not its own */
+};
+
+static void set_x87_word_and_yield(struct schedule *S, void *ud)
+{
+	struct x87_keeper *k = (struct x87_keeper *)ud;
+	int i;
+	set_x87_control_word(k->own);
+	for (i = 0; i < YIELDS; i++) {
+		coroutine_yield(S);
+		k->changed += x87_control_word() != k->own;
+	}
+}
+
+static void test_x87_control_word_set_alone_stays_with_its_coroutine(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	unsigned short mains = x87_control_word();
+	struct x87_keeper k;
+	int id;
+	k.own = (unsigned short)(mains | X87_ROUNDING);
+	k.changed = 0;
+	assert_int_not_equal(k.own, mains);
+	id = coroutine_new(S, set_x87_word_and_yield, &k);
+	while (coroutine_status(S, id) != COROUTINE_DEAD) {
+		coroutine_resume(S, id);
+		assert_int_equal(x87_control_word(), mains);
+	}
+	assert_int_equal(k.changed, 0);
+}
+#endif
+
 /* ---- The sticky exception flags ---------------------------------------- */
 
 static volatile double zero = 0.0;
@@ -270,6 +326,10 @@ int main(void)
 						open_schedule, close_schedule),
 		cmocka_unit_test_setup_teardown(test_interleaved_coroutines_keep_their_modes,
 						open_schedule, close_schedule),
+#if defined(__x86_64__) || defined(__i386__)
+		cmocka_unit_test_setup_teardown(test_x87_control_word_set_alone_stays_with_its_coroutine,
+						open_schedule, close_schedule),
+#endif
 #if COROUTINE_ASM
 		cmocka_unit_test_setup_teardown(test_sticky_flags_stay_with_the_thread,
 						open_schedule, close_schedule),

@@ -18,33 +18,12 @@
 #include "support.h"
 
 #include "clash_frames.h"
+#include "guard_frames.h"
 
 enum {
-	RUN_STACK = 1024 * 1024, /* the library's default COROUTINE_STACK_SIZE */
 	NEIGHBOUR = 8 * 1024 * 1024,
 	NEIGHBOUR_SEED = 42,
 };
-
-/* Just past the run stack: its lowest byte lies 64 KiB into the guard. */
-__attribute__((noinline)) static char frame_just_past_the_run_stack(void)
-{
-	volatile char frame[RUN_STACK + 64 * 1024];
-	/* The array's address escapes: the compiler must give it all its bytes. */
-	__asm__ volatile("" : : "r"(frame) : "memory");
-	frame[0] = 1;
-	return frame[0];
-}
-
-/* About twice the run stack: its lowest byte lies 64 KiB above the
- * guard's end. */
-__attribute__((noinline)) static char frame_of_twice_the_run_stack(void)
-{
-	volatile char frame[2 * RUN_STACK - 64 * 1024];
-	/* The array's address escapes: the compiler must give it all its bytes. */
-	__asm__ volatile("" : : "r"(frame) : "memory");
-	frame[0] = 1;
-	return frame[0];
-}
 
 static void call_frame(struct schedule *S, void *frame)
 {

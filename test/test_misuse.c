@@ -34,6 +34,20 @@ static void test_resume_with_negative_id_aborts(void **state)
 	assert_aborted_with(&r, "coroutine_resume: id -1 is out of range [0, 16)");
 }
 
+/* The first id past the end: an off-by-one in the check would let it by. */
+static void resume_16(void *arg)
+{
+	(void)arg;
+	coroutine_resume(coroutine_open(), 16);
+}
+
+static void test_resume_with_id_equal_to_cap_aborts(void **state)
+{
+	struct child_result r = run_in_child(resume_16, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_resume: id 16 is out of range [0, 16)");
+}
+
 static void status_5000(void *arg)
 {
 	(void)arg;
@@ -278,6 +292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resume_with_id_out_of_range_aborts),
 		cmocka_unit_test(test_resume_with_negative_id_aborts),
+		cmocka_unit_test(test_resume_with_id_equal_to_cap_aborts),
 		cmocka_unit_test(test_status_with_id_out_of_range_aborts),
 		cmocka_unit_test(test_status_with_id_equal_to_cap_aborts),
 		cmocka_unit_test(test_status_with_negative_id_aborts),

@@ -237,11 +237,100 @@ static void test_overflow_dies_of_sigsegv(void **state)
 	assert_string_equal(r.err, "");
 }
 
+/* ---- Coroutines of two schedules, one inside the other -------------------- */
+
+/*
+ * Schedules opened one after the other get run stacks close together (on
+ * Linux, mmap puts each right below or above the last).  A coroutine of
+ * one, deep in its run stack, resumes a coroutine of the other: the stack
+ * pointer moves less than valgrind's largest frame (2 MB), which valgrind
+ * takes for a frame being pushed or popped, not for a move to another
+ * stack, unless the library told it where each run stack lies.  Then the
+ * values of either would be taken for garbage.
+ */
+enum { NEST_YIELDS = 4, NEST_DEPTH_BYTES = 512 * 1024, NEST_LOCAL = 1024 };
+
+struct nest {
+	struct schedule *inner; /* the other schedule */
+	int inner_id;           /* its coroutine, resumed from inside ours */
+	int corrupt;            /* values found changed after a switch */
+};
+
+/* Holds random bytes across its yields. */
+static void hold_across_yields(struct schedule *S, void *ud)
+{
+	struct nest *n = ud;
+	unsigned char local[NEST_LOCAL];
+	int i;
+	for (i = 0; i < NEST_YIELDS; i++) {
+		fill_random(local, sizeof local, (uint64_t)i);
+		coroutine_yield(S);
+		n->corrupt += !holds_random(local, sizeof local, (uint64_t)i);
+	}
+}
+
+/* Descends NEST_DEPTH_BYTES into the run stack, then resumes the inner
+ * coroutine until it has finished, checking its own bytes in between. */
+static void resume_inner_from_deep_down(struct nest *n, size_t left)
+{
+	unsigned char local[4096];
+	fill_random(local, sizeof local, left);
+	if (left > sizeof local) {
+		resume_inner_from_deep_down(n, left - sizeof local);
+	} else {
+		while (coroutine_status(n->inner, n->inner_id) != COROUTINE_DEAD) {
+			coroutine_resume(n->inner, n->inner_id);
+			n->corrupt += !holds_random(local, sizeof local, left);
+		}
+	}
+	n->corrupt += !holds_random(local, sizeof local, left);
+}
+
+static void resume_inner_deep_down(struct schedule *S, void *ud)
+{
+	(void)S;
+	resume_inner_from_deep_down(ud, NEST_DEPTH_BYTES);
+}
+
+/* A deep coroutine of outer resumes a coroutine of inner. */
+static int values_lost_nesting(struct schedule *outer, struct schedule *inner)
+{
+	struct nest n;
+	n.inner = inner;
+	n.corrupt = 0;
+	n.inner_id = coroutine_new(inner, hold_across_yields, &n);
+	coroutine_resume(outer, coroutine_new(outer, resume_inner_deep_down, &n));
+	return n.corrupt;
+}
+
+/*
+ * Three schedules, each nesting a coroutine of each other one: whichever
+ * two run stacks lie next to each other, and whichever of them lies
+ * higher, one nesting moves the stack pointer less than 2 MB.
+ */
+enum { NEIGHBOURS = 3 };
+
+static void test_coroutine_of_a_neighbour_schedule_resumed_deep_down(void **state)
+{
+	struct schedule *S[NEIGHBOURS];
+	int i, j;
+	(void)state;
+	for (i = 0; i < NEIGHBOURS; i++)
+		S[i] = coroutine_open();
+	for (i = 0; i < NEIGHBOURS; i++)
+		for (j = 0; j < NEIGHBOURS; j++)
+			if (i != j)
+				assert_int_equal(values_lost_nesting(S[i], S[j]), 0);
+	for (i = 0; i < NEIGHBOURS; i++)
+		coroutine_close(S[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frames_survive_interleaved_yields),
 		cmocka_unit_test(test_900_kib_frame_survives_another_coroutine),
+		cmocka_unit_test(test_coroutine_of_a_neighbour_schedule_resumed_deep_down),
 		cmocka_unit_test(test_run_stack_has_1_mib_guard_below),
 		cmocka_unit_test(test_overflow_dies_of_sigsegv),
 	};

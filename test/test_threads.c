@@ -208,6 +208,113 @@ static void test_coroutine_suspended_on_another_thread_is_refused_here(void **st
 				"resume it on that thread");
 }
 
+/*
+ * Coroutine 0 yields on this thread (A); the schedule moves to thread B,
+ * then to thread C, where resuming coroutine 0 is refused: the walk on
+ * the way to C must not take "suspended elsewhere" for "suspended on B".
+ */
+static void resume_on_a_third_thread(void *arg)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	(void)arg;
+	coroutine_resume(S, coroutine_new(S, yield_twice, &yields)); /* 0, on A */
+	resume_on_another_thread(S, coroutine_new(S, ignore, NULL)); /* 1, on B */
+	resume_on_another_thread(S, 0);                              /* on C */
+}
+
+static void test_coroutine_suspended_here_is_refused_on_a_third_thread(void **state)
+{
+	struct child_result r = run_in_child(resume_on_a_third_thread, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_resume: coroutine 0 was suspended on another thread; "
+				"resume it on that thread");
+}
+
+/*
+ * Coroutines 0 and 1 finish, coroutine 2 yields: one coroutine is live, in
+ * a slot past the count of live ones.  Another thread must still be
+ * refused it.
+ */
+static void resume_past_the_live_count_on_another_thread(void *arg)
+{
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	(void)arg;
+	coroutine_new(S, ignore, NULL);
+	coroutine_new(S, ignore, NULL);
+	coroutine_resume(S, coroutine_new(S, yield_twice, &yields)); /* 2 */
+	coroutine_resume(S, 0);
+	coroutine_resume(S, 1);
+	resume_on_another_thread(S, 2);
+}
+
+static void test_coroutine_in_a_slot_past_the_live_count_is_refused_elsewhere(void **state)
+{
+	struct child_result r = run_in_child(resume_past_the_live_count_on_another_thread, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_resume: coroutine 2 was suspended on another thread; "
+				"resume it on that thread");
+}
+
+/* ---- Closing a schedule that moved -------------------------------------- */
+
+/* The bytes of the process's address space, from /proc/self/maps (which
+ * qemu-user writes for its guest, too). */
+static unsigned long long address_space(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	unsigned long long start, end, total = 0;
+	char line[512];
+	assert_non_null(maps);
+	while (fgets(line, sizeof line, maps) != NULL)
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2)
+			total += end - start;
+	fclose(maps);
+	return total;
+}
+
+/* Where frame's address goes, so that it stays a real array in memory
+ * (under ASan with detect_stack_use_after_return: on a "fake stack" that
+ * ASan keeps for the coroutine while it is suspended). */
+static volatile char *volatile escaped;
+
+static void yield_holding_a_frame(struct schedule *S, void *ud)
+{
+	volatile char frame[256];
+	(void)ud;
+	escaped = frame;
+	frame[0] = 1;
+	coroutine_yield(S);
+}
+
+/* A coroutine suspended on this thread, the schedule moved to another,
+ * then closed here: the coroutine was never resumed, and its bookkeeping
+ * (ASan's fake stack, its saved slice) must go with the schedule. */
+static void close_with_a_coroutine_suspended_elsewhere(void)
+{
+	struct schedule *S = coroutine_open();
+	coroutine_resume(S, coroutine_new(S, yield_holding_a_frame, NULL));
+	resume_on_another_thread(S, coroutine_new(S, ignore, NULL));
+	coroutine_close(S);
+}
+
+enum { CLOSE_ROUNDS = 20, LEAK_PER_ROUND = 1024 * 1024 };
+
+static void test_close_frees_a_coroutine_suspended_on_another_thread(void **state)
+{
+	unsigned long long before, after;
+	int round;
+	(void)state;
+	close_with_a_coroutine_suspended_elsewhere(); /* what a first use maps once */
+	before = address_space();
+	for (round = 0; round < CLOSE_ROUNDS; round++)
+		close_with_a_coroutine_suspended_elsewhere();
+	after = address_space();
+	print_message("address space: %llu bytes before, %llu after %d rounds\n", before, after, CLOSE_ROUNDS);
+	assert_true(after < before + (unsigned long long)CLOSE_ROUNDS * LEAK_PER_ROUND);
+}
+
 /* Each coroutine finishes on the thread that started it; the schedule then
  * goes on on another. */
 static void test_schedule_without_suspended_coroutines_moves_freely(void **state)
@@ -311,6 +418,9 @@ int main(void)
 		cmocka_unit_test(test_each_suspended_coroutine_keeps_its_thread),
 		cmocka_unit_test(test_coroutine_suspended_on_another_thread_is_refused_here),
 		cmocka_unit_test(test_thread_with_an_ended_threads_addresses_is_refused),
+		cmocka_unit_test(test_coroutine_suspended_here_is_refused_on_a_third_thread),
+		cmocka_unit_test(test_coroutine_in_a_slot_past_the_live_count_is_refused_elsewhere),
+		cmocka_unit_test(test_close_frees_a_coroutine_suspended_on_another_thread),
 	};
 	return run_suite(tests);
 }

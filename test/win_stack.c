@@ -13,10 +13,12 @@
  *     trampoline, at the top of the run stack, instead of running on into
  *     whatever lies above it, and the trampoline calls the entry with its
  *     32-byte home space;
- *   - xmm6-xmm15, nonvolatile in the Microsoft x64 ABI, survive a resume;
+ *   - xmm6-xmm15, nonvolatile in the Microsoft x64 ABI, survive a resume,
+ *     all 128 bits of each;
  *   - the FP control state (MXCSR, x87 control word) is each coroutine's;
  *   - a frame larger than a page (which the compiler probes with __chkstk)
- *     works in a coroutine.
+ *     works in a coroutine;
+ *   - coroutine_close gives the run stack's address space back.
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
@@ -298,38 +300,38 @@ static void clobber_xmm_and_yield(struct schedule *S, void *ud)
 }
 
 /*
- * Loads in[] into xmm6-xmm15, calls coroutine_resume(S, id) and stores
+ * Loads in[] into xmm6-xmm15 (all 128 bits of each: two words), calls coroutine_resume(S, id) and stores
  * xmm6-xmm15 into out[], all in one asm statement so that no compiled code
  * between them may use those registers.  The call gets the ABI's frame: rsp
  * 16-byte aligned, 32 bytes of home space (rbx keeps the old rsp).
  */
-static void resume_holding_xmm(struct schedule *S, int id, const uint64_t in[10], uint64_t out[10])
+static void resume_holding_xmm(struct schedule *S, int id, const uint64_t in[20], uint64_t out[20])
 {
-	__asm__ volatile("movq 0(%[in]), %%xmm6\n\t"
-			 "movq 8(%[in]), %%xmm7\n\t"
-			 "movq 16(%[in]), %%xmm8\n\t"
-			 "movq 24(%[in]), %%xmm9\n\t"
-			 "movq 32(%[in]), %%xmm10\n\t"
-			 "movq 40(%[in]), %%xmm11\n\t"
-			 "movq 48(%[in]), %%xmm12\n\t"
-			 "movq 56(%[in]), %%xmm13\n\t"
-			 "movq 64(%[in]), %%xmm14\n\t"
-			 "movq 72(%[in]), %%xmm15\n\t"
+	__asm__ volatile("movdqu 0(%[in]), %%xmm6\n\t"
+			 "movdqu 16(%[in]), %%xmm7\n\t"
+			 "movdqu 32(%[in]), %%xmm8\n\t"
+			 "movdqu 48(%[in]), %%xmm9\n\t"
+			 "movdqu 64(%[in]), %%xmm10\n\t"
+			 "movdqu 80(%[in]), %%xmm11\n\t"
+			 "movdqu 96(%[in]), %%xmm12\n\t"
+			 "movdqu 112(%[in]), %%xmm13\n\t"
+			 "movdqu 128(%[in]), %%xmm14\n\t"
+			 "movdqu 144(%[in]), %%xmm15\n\t"
 			 "mov %%rsp, %%rbx\n\t"
 			 "and $-16, %%rsp\n\t"
 			 "sub $32, %%rsp\n\t"
 			 "call coroutine_resume\n\t"
 			 "mov %%rbx, %%rsp\n\t"
-			 "movq %%xmm6, 0(%%rdi)\n\t"
-			 "movq %%xmm7, 8(%%rdi)\n\t"
-			 "movq %%xmm8, 16(%%rdi)\n\t"
-			 "movq %%xmm9, 24(%%rdi)\n\t"
-			 "movq %%xmm10, 32(%%rdi)\n\t"
-			 "movq %%xmm11, 40(%%rdi)\n\t"
-			 "movq %%xmm12, 48(%%rdi)\n\t"
-			 "movq %%xmm13, 56(%%rdi)\n\t"
-			 "movq %%xmm14, 64(%%rdi)\n\t"
-			 "movq %%xmm15, 72(%%rdi)"
+			 "movdqu %%xmm6, 0(%%rdi)\n\t"
+			 "movdqu %%xmm7, 16(%%rdi)\n\t"
+			 "movdqu %%xmm8, 32(%%rdi)\n\t"
+			 "movdqu %%xmm9, 48(%%rdi)\n\t"
+			 "movdqu %%xmm10, 64(%%rdi)\n\t"
+			 "movdqu %%xmm11, 80(%%rdi)\n\t"
+			 "movdqu %%xmm12, 96(%%rdi)\n\t"
+			 "movdqu %%xmm13, 112(%%rdi)\n\t"
+			 "movdqu %%xmm14, 128(%%rdi)\n\t"
+			 "movdqu %%xmm15, 144(%%rdi)"
 			 : "+c"(S), "+d"(id)
 			 : [in] "r"(in), "D"(out)
 			 : "rax", "rbx", "r8", "r9", "r10", "r11", "memory", "cc",
@@ -340,17 +342,18 @@ static void resume_holding_xmm(struct schedule *S, int id, const uint64_t in[10]
 static const char *xmm_survives_a_resume(void)
 {
 	static char why[96];
-	uint64_t in[10], out[10];
-	for (int i = 0; i < 10; i++)
+	uint64_t in[20], out[20];
+	for (int i = 0; i < 20; i++)
 		in[i] = 0x0123456789abcdefu * (uint64_t)(i + 1);
 	int resumed = 0;
 	struct schedule *S = coroutine_open();
 	int id = coroutine_new(S, clobber_xmm_and_yield, &resumed);
 	resume_holding_xmm(S, id, in, out);
 	coroutine_close(S);
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 20; i++)
 		if (out[i] != in[i]) {
-			snprintf(why, sizeof why, "xmm%d changed across a resume", i + 6);
+			snprintf(why, sizeof why, "the %s 64 bits of xmm%d changed across a resume",
+				 i % 2 ? "high" : "low", i / 2 + 6);
 			return why;
 		}
 	return NULL;
@@ -450,6 +453,60 @@ static const char *big_frames_work_in_a_coroutine(void)
 	return NULL;
 }
 
+/* ---- close gives the address space back --------------------------------------- */
+
+/* The bytes of the process's address space reserved or committed, found by
+ * walking it region by region with VirtualQuery. */
+static unsigned long long address_space_in_use(void)
+{
+	SYSTEM_INFO system;
+	GetSystemInfo(&system);
+	unsigned long long total = 0;
+	char *at = (char *)system.lpMinimumApplicationAddress;
+	MEMORY_BASIC_INFORMATION region;
+	while (at < (char *)system.lpMaximumApplicationAddress &&
+	       VirtualQuery(at, &region, sizeof region) == sizeof region) {
+		if (region.State != MEM_FREE)
+			total += region.RegionSize;
+		at = (char *)region.BaseAddress + region.RegionSize;
+	}
+	return total;
+}
+
+static void yield_once(struct schedule *S, void *ud)
+{
+	(void)ud;
+	coroutine_yield(S);
+}
+
+/* A schedule with a suspended coroutine, opened and closed. */
+static void open_and_close(void)
+{
+	struct schedule *S = coroutine_open();
+	coroutine_resume(S, coroutine_new(S, yield_once, NULL));
+	coroutine_close(S);
+}
+
+#define CLOSE_ROUNDS 50
+
+/* A run stack decommitted rather than released would stay reserved: 2 MiB
+ * (run stack and guard) a round. */
+static const char *close_releases_the_run_stack(void)
+{
+	static char why[128];
+	open_and_close(); /* what a first use maps once */
+	unsigned long long before = address_space_in_use();
+	for (int i = 0; i < CLOSE_ROUNDS; i++)
+		open_and_close();
+	unsigned long long after = address_space_in_use();
+	if (after >= before + CLOSE_ROUNDS * 1024ull * 1024) {
+		snprintf(why, sizeof why, "%d schedules opened and closed kept %llu KiB of address space",
+			 CLOSE_ROUNDS, (after - before) / 1024);
+		return why;
+	}
+	return NULL;
+}
+
 int main(void)
 {
 	thread_fields = current_stack_fields();
@@ -464,5 +521,6 @@ int main(void)
 	report("xmm6-xmm15 survive a resume", xmm_survives_a_resume());
 	report("the rounding mode stays with its coroutine", rounding_mode_stays_with_its_coroutine());
 	report("frames larger than a page work in a coroutine", big_frames_work_in_a_coroutine());
+	report("close gives the run stack's address space back", close_releases_the_run_stack());
 	return finish();
 }
