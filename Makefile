@@ -106,8 +106,11 @@ $(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
 
 shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
-$(O)/main$(EXE): main.cpp coroutine.h $(O)/libcoroutine.a
-	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
+# The demo and its --trace (trace.cpp), which names frames with GCC's
+# libbacktrace on Linux (none on Windows: there the trace has no frames).
+TRACELIBS ?= $(if $(EXE),,-lbacktrace)
+$(O)/main$(EXE): main.cpp trace.cpp trace.h coroutine.h $(O)/libcoroutine.a
+	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) main.cpp trace.cpp $(O)/libcoroutine.a $(TRACELIBS) -o $@
 
 examples: $(addprefix $(O)/examples/,$(addsuffix $(EXE),$(EXAMPLES)))
 
