@@ -208,6 +208,7 @@ LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
 
 test:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
+	@if [ -z "$(EMULATOR)$(EXE)" ]; then $(MAKE) --no-print-directory readme-check; fi
 	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check
 	@if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
@@ -292,6 +293,30 @@ check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLE
 test-without-cmocka:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS=driver \
 		check-no-cxx-runtime check check-outputs || exit 1; done
+
+# ---- README's walkthrough, made by the program --------------------------------------
+# README's trace excerpt and frame table ("How stack copying works") are what
+# main --trace prints when built as `make` builds it by default, with g++ on
+# x86_64: this build, whatever CXX, CXXFLAGS or CPPFLAGS say.  readme-trace
+# rewrites them; readme-check (run by `make test`) fails when they are stale.
+# Elsewhere the sizes differ: the check says so and passes.
+README_BUILD := $(B)/readme
+README_CXX   := g++ -O2 -g
+$(README_BUILD)/main: main.cpp trace.cpp trace.h coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
+	$(README_CXX) main.cpp trace.cpp $(@D)/coroutine.o -lbacktrace -o $@
+
+.PHONY: readme-trace readme-check
+readme-trace: $(README_BUILD)/main
+	test/readme_trace.sh write $<
+
+readme-check:
+	@if [ "$$(uname -m)" != x86_64 ]; then \
+		echo "readme-check: README's walkthrough comes from x86_64, not checked on $$(uname -m)"; \
+	elif ! grep -q "from g++ $$(g++ -dumpversion | cut -d. -f1) -O2" README.md; then \
+		echo "readme-check: README's walkthrough comes from another g++ than $$(g++ -dumpversion), not checked"; \
+	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/readme_trace.sh check $(README_BUILD)/main; fi
 
 # ---- Other Linux targets under qemu-user -------------------------------------------
 # For each target: its cross compilers' prefix and its emulator.  aarch64,
@@ -550,6 +575,9 @@ help:
 	@echo "make examples     build the examples (examples/) for the selected backend"
 	@echo "make test         the CMocka suite against both backends (BACKENDS=...), and test_misuse"
 	@echo "                  and test_alloc against an NDEBUG build; fails if the library needs libstdc++"
+	@echo "                  or if README's walkthrough is not what main --trace prints (readme-check)"
+	@echo "make readme-trace rewrite README's trace excerpt and frame table from main --trace"
+	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
 	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
 	@echo "make check-shared check that the shared library exports coroutine_* only, needs no libstdc++"
 	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"
