@@ -48,18 +48,23 @@ struct step {
 	int first_run;           /* resume of a coroutine that never ran */
 	long copied_in;          /* bytes copied back at the resume (0: none) */
 	long owned;              /* bytes left on the run stack, not copied */
-	char printed[64];        /* what the coroutine printed */
 	int returned;            /* the coroutine returned: no yield */
 	long copied_out;         /* bytes copied out at the yield */
-	long heap[2];            /* both heap copies after the step */
+	long heap_before[2];     /* both heap copies before and after the */
+	long heap[2];            /* step: bytes, 0 none yet, -1 freed */
+	char said_before[32];    /* what the demo printed before the resume */
+	char said[64];           /* and during it */
 	int nframes;
 	struct frame frames[MAX_FRAMES];
+	const struct step *frames_before; /* the yield that left the slice */
 };
 
 #define MAX_STEPS 32
-static struct step steps[MAX_STEPS];
+static struct step steps[MAX_STEPS], spare, *now = &spare;
 static int nsteps;
 static int html;
+static long heap_now[2];
+static struct step *last_yield[2]; /* each coroutine's, for its frames */
 
 /* Whose bytes are on the run stack: the last coroutine resumed, unless it
  * has ended.  coroutine_resume skips the copy back for that one. */
@@ -494,8 +499,8 @@ static void start_frames(struct schedule *)
 
 static void show_heap_copy(long size)
 {
-	if (size == 0)
-		printf("none yet");
+	if (size <= 0)
+		printf(size == 0 ? "none yet" : "freed");
 	else
 		printf("%ld bytes", size);
 }
@@ -523,77 +528,371 @@ static void show_frames(const struct step *s)
 		printf("       %6ld B  %s\n", s->frames[i].size, s->frames[i].name);
 }
 
-static void print_resume(const struct step *s)
+/* The trace's line for a resume, and for what followed it. */
+static void resume_line(const struct step *s, char *line, size_t len)
 {
 	if (s->first_run)
-		printf("  resume %d: first run, starts at the top of the run stack\n", s->id);
+		snprintf(line, len, "resume %d: first run, starts at the top of the run stack", s->id);
 	else if (s->owned)
-		printf("  resume %d: its %ld bytes are still on the run stack, nothing to copy\n", s->id, s->owned);
+		snprintf(line, len, "resume %d: its %ld bytes are still on the run stack, nothing to copy", s->id,
+			 s->owned);
 	else
-		printf("  resume %d: copy %ld bytes back from its heap copy to top-%ld .. top\n", s->id,
-		       s->copied_in, s->copied_in);
+		snprintf(line, len, "resume %d: copy %ld bytes back from its heap copy to top-%ld .. top", s->id,
+			 s->copied_in, s->copied_in);
 }
 
-static void print_after(const struct step *s)
+static void after_line(const struct step *s, char *line, size_t len)
 {
-	if (s->returned) {
-		printf("  coroutine %d returned: its slot and its heap copy are freed\n", s->id);
-		return;
+	if (s->returned)
+		snprintf(line, len, "coroutine %d returned: its slot and its heap copy are freed", s->id);
+	else
+		snprintf(line, len, "yield  %d: copied %ld bytes, top-%ld .. top, out to its heap copy", s->id,
+			 s->copied_out, s->copied_out);
+}
+
+/* ---- --trace=html: the demo's own lines, kept for the page ------------------ */
+
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
+/* With --trace=html the page goes to standard output, at the end; until
+ * then the demo writes to a scratch file, read back line by line. */
+static int page_fd = -1;
+static FILE *said_file;
+static long said_done;
+
+static void keep_demo_lines(void)
+{
+	fflush(stdout);
+	said_file = tmpfile();
+	page_fd = dup(1);
+	if (said_file == NULL || page_fd < 0 || dup2(fileno(said_file), 1) < 0) {
+		fprintf(stderr, "--trace=html: cannot set standard output aside\n");
+		exit(1);
 	}
-	printf("  yield  %d: copied %ld bytes, top-%ld .. top, out to its heap copy\n", s->id, s->copied_out,
-	       s->copied_out);
-	draw_stacks(s);
-	show_frames(s);
+}
+
+/* What the demo printed since the last call. */
+static void demo_said(char *out, size_t len)
+{
+	fflush(stdout);
+	long end = (long)lseek(1, 0, SEEK_CUR);
+	size_t n = end > said_done ? (size_t)(end - said_done) : 0;
+	if (n >= len)
+		n = len - 1;
+	lseek(1, said_done, SEEK_SET);
+	n = n > 0 ? (size_t)read(fileno(said_file), out, n) : 0;
+	out[n] = '\0';
+	said_done = end;
+	lseek(1, end, SEEK_SET);
+}
+
+/* ---- --trace=html: the page --------------------------------------------------- */
+
+static FILE *page;
+
+static void json_string(const char *text)
+{
+	fputc('"', page);
+	for (; *text != '\0'; text++) {
+		if (*text == '"' || *text == '\\')
+			fprintf(page, "\\%c", *text);
+		else if (*text == '\n')
+			fputs("\\n", page);
+		else if (*text == '<')
+			fputs("\\u003c", page);
+		else
+			fputc(*text, page);
+	}
+	fputc('"', page);
+}
+
+static void json_frames(const struct step *s)
+{
+	fputc('[', page);
+	for (int i = 0; s != NULL && i < s->nframes; i++) {
+		fprintf(page, "%s[", i ? "," : "");
+		json_string(s->frames[i].name);
+		fprintf(page, ",%ld]", s->frames[i].size);
+	}
+	fputc(']', page);
+}
+
+/* One step of the page: what the run stack holds (owner -1: nothing), both
+ * heap copies, and the bytes that moved (dir "out", "in", "kept", "none"). */
+static void json_step(const char *title, const char *said, int owner, long bytes, const struct step *frames,
+		      const long heap[2], const char *dir, long moved, int id)
+{
+	fputs("{title:", page);
+	json_string(title);
+	fputs(",said:", page);
+	json_string(said);
+	fprintf(page, ",id:%d,owner:%d,bytes:%ld,frames:", id, owner, bytes);
+	json_frames(frames);
+	fprintf(page, ",heap:[%ld,%ld],dir:\"%s\",moved:%ld},\n", heap[0], heap[1], dir, moved);
+}
+
+static const char page_head[] = R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Stack copying, step by step</title>
+<style>
+body { font: 22px/1.35 system-ui, sans-serif; margin: 0; padding: 16px 28px; color: #111; background: #fff; }
+h1 { font-size: 30px; margin: 0 0 4px; }
+#title { font: bold 24px/1.3 ui-monospace, monospace; margin: 6px 0; min-height: 2.6em; }
+#said { font: 22px ui-monospace, monospace; color: #064; min-height: 1.4em; white-space: pre; }
+nav { display: flex; gap: 16px; align-items: center; margin: 8px 0 14px; }
+button { font: inherit; padding: 6px 22px; border-radius: 8px; border: 2px solid #334; background: #eef; cursor: pointer; }
+button:disabled { opacity: 0.4; cursor: default; }
+#picture { display: flex; flex-wrap: wrap; gap: 28px; align-items: flex-start; }
+.column { display: flex; flex-direction: column; }
+.column h2 { font-size: 22px; margin: 0 0 6px; }
+.stack { position: relative; width: 400px; border: 3px solid #222; border-bottom: 3px dashed #888; background: repeating-linear-gradient(45deg, #fff, #fff 8px, #f2f2f2 8px, #f2f2f2 16px); }
+.frame { position: absolute; left: 0; right: 0; box-sizing: border-box; border-bottom: 2px solid #222; padding: 0 10px; display: flex; justify-content: space-between; align-items: center; overflow: hidden; font: 18px/1 ui-monospace, monospace; }
+.frame span:last-child { white-space: nowrap; padding-left: 8px; }
+.frame.empty { border-bottom: 2px dotted #222; height: 0 !important; overflow: visible; }
+.frame.empty span { position: relative; top: -0.75em; background: #fff; padding: 0 4px; }
+.c0 { background: #ffd98a; } .c1 { background: #9fd3ff; }
+.moving { outline: 5px solid #d22; outline-offset: -5px; }
+.slice { position: absolute; left: -3px; right: -3px; top: -3px; border: 5px solid #d22; pointer-events: none; }
+.ruler { position: absolute; left: -80px; width: 74px; text-align: right; font: 18px ui-monospace, monospace; }
+#arrow { width: 200px; flex-shrink: 0; text-align: center; font-weight: bold; padding-top: 60px; }
+#arrow .bytes { font-size: 34px; display: block; }
+#heaps { display: flex; gap: 24px; }
+.heap { width: 200px; }
+.frame small { font-size: 14px; }
+.heap .box { box-sizing: border-box; border: 3px solid #222; }
+.heap .label { font: 17px ui-monospace, monospace; white-space: nowrap; }
+.heap.freed .box { display: none; }
+#legend { margin-top: 12px; font-size: 18px; color: #444; max-width: 1150px; }
+</style>
+</head>
+<body>
+<h1>Stack copying, step by step: <code>./main --trace</code></h1>
+<nav><button id="prev" type="button">&larr; previous</button>
+<span>step <b id="step">1</b> of <b id="steps">1</b></span>
+<button id="next" type="button">next &rarr;</button>
+<span style="font-size:17px;color:#555">(or the arrow keys)</span></nav>
+<div id="title"></div>
+<div id="said"></div>
+<div id="picture">
+ <div class="column" style="margin-left:80px"><h2>run stack (top)</h2><div class="stack" id="stack"></div></div>
+ <div id="arrow"></div>
+ <div class="column"><h2>heap copies</h2><div id="heaps"></div></div>
+</div>
+<p id="legend">Drawn to scale: every frame is as tall as its bytes.  A coroutine's bytes are on
+the run stack only while it runs (or until another one runs); at a yield its live slice,
+from the save's <code>dummy</code> up to the top, is copied out to its heap copy, and at a
+resume copied back to the same addresses, unless its bytes are still there.</p>
+<script>
+)";
+
+static const char page_tail[] = R"(
+var at = 0, scale = 1;
+function el(tag, cls, text) {
+  var e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function heapText(id, b) {
+  return "coroutine " + id + ": " + (b > 0 ? b + " bytes" : b === 0 ? "none yet" : "freed");
+}
+function draw() {
+  var s = steps[at], stack = document.getElementById("stack"), heaps = document.getElementById("heaps");
+  document.getElementById("step").textContent = at + 1;
+  document.getElementById("title").textContent = s.title;
+  document.getElementById("said").textContent = s.said;
+  document.getElementById("prev").disabled = at === 0;
+  document.getElementById("next").disabled = at === steps.length - 1;
+  stack.textContent = "";
+  stack.style.height = (deepest + 48) * scale + "px";
+  var y = 0;
+  if (s.owner >= 0) {
+    s.frames.forEach(function (f) {
+      var d = el("div", "frame c" + s.owner + (f[1] === 0 ? " empty" : ""));
+      d.dataset.name = f[0];
+      d.dataset.bytes = f[1];
+      d.style.top = y * scale + "px";
+      d.style.height = f[1] * scale + "px";
+      var name = el("span", "", f[0].split(", ")[0]);
+      if (f[0].indexOf(", ") > 0) {
+        name.appendChild(document.createElement("br"));
+        name.appendChild(el("small", "", f[0].slice(f[0].indexOf(", ") + 2)));
+      }
+      d.appendChild(name);
+      d.appendChild(el("span", "", f[1] + " B"));
+      stack.appendChild(d);
+      y += f[1];
+    });
+    if (s.frames.length === 0) {
+      var d = el("div", "frame c" + s.owner, "coroutine " + s.owner + ": " + s.bytes + " B");
+      d.style.height = s.bytes * scale + "px";
+      stack.appendChild(d);
+    }
+  }
+  if (s.owner >= 0 && s.dir !== "none") {
+    var slice = el("div", "slice");
+    slice.style.height = s.bytes * scale + "px";
+    stack.appendChild(slice);
+  }
+  var top = el("div", "ruler", "top");
+  top.style.top = "-0.7em";
+  stack.appendChild(top);
+  if (s.owner >= 0) {
+    var bottom = el("div", "ruler", "-" + s.bytes);
+    bottom.style.top = s.bytes * scale - 12 + "px";
+    stack.appendChild(bottom);
+  }
+  var free = el("div", "ruler", "free");
+  free.style.top = (deepest + 20) * scale + "px";
+  stack.appendChild(free);
+  var arrow = document.getElementById("arrow");
+  arrow.textContent = "";
+  arrow.dataset.dir = s.dir;
+  arrow.dataset.bytes = s.moved;
+  arrow.id = "arrow";
+  if (s.dir === "out") {
+    arrow.appendChild(el("span", "bytes", s.moved + " B \u2192"));
+    arrow.appendChild(el("span", "", "copied out to coroutine " + s.id + "'s heap copy"));
+  } else if (s.dir === "in") {
+    arrow.appendChild(el("span", "bytes", "\u2190 " + s.moved + " B"));
+    arrow.appendChild(el("span", "", "copied back from coroutine " + s.id + "'s heap copy"));
+  } else if (s.dir === "kept") {
+    arrow.appendChild(el("span", "bytes", "0 B"));
+    arrow.appendChild(el("span", "", "nothing to copy: its " + s.moved + " bytes are still on the run stack"));
+  } else {
+    arrow.appendChild(el("span", "bytes", "0 B"));
+    arrow.appendChild(el("span", "", s.owner < 0 ? "nothing moves" : "first run: nothing to copy"));
+  }
+  heaps.textContent = "";
+  s.heap.forEach(function (b, id) {
+    var h = el("div", "heap" + (b < 0 ? " freed" : ""));
+    h.dataset.id = id;
+    h.dataset.bytes = b;
+    h.appendChild(el("div", "label", heapText(id, b)));
+    var box = el("div", "box c" + id + ((s.dir === "out" || s.dir === "in") && s.id === id ? " moving" : ""));
+    box.style.height = Math.max(b, 0) * scale + "px";
+    h.appendChild(box);
+    heaps.appendChild(h);
+  });
+  if (history.replaceState) history.replaceState(null, "", "#step=" + (at + 1));
+}
+function go(n) { at = Math.max(0, Math.min(steps.length - 1, n)); draw(); }
+var deepest = 0;
+steps.forEach(function (s) { deepest = Math.max(deepest, s.bytes, s.heap[0], s.heap[1]); });
+scale = Math.max(1, Math.min(4, Math.floor(440 / (deepest + 48))));
+document.getElementById("steps").textContent = steps.length;
+document.getElementById("prev").onclick = function () { go(at - 1); };
+document.getElementById("next").onclick = function () { go(at + 1); };
+document.addEventListener("keydown", function (e) {
+  if (e.key === "ArrowRight" || e.key === "ArrowDown" || e.key === " ") { go(at + 1); e.preventDefault(); }
+  if (e.key === "ArrowLeft" || e.key === "ArrowUp") { go(at - 1); e.preventDefault(); }
+});
+/* #step=N opens step N; &next=K then presses "next" K times. */
+var m = /step=(\d+)/.exec(location.hash), k = /next=(\d+)/.exec(location.hash);
+go(m ? parseInt(m[1], 10) - 1 : 0);
+for (var i = 0; k && i < parseInt(k[1], 10); i++) document.getElementById("next").click();
+</script>
+</body>
+</html>
+)";
+
+static void write_page(void)
+{
+	static const long no_heap[2] = { 0, 0 };
+	char title[160];
+	fflush(stdout);
+	page = fdopen(page_fd, "w");
+	if (page == NULL)
+		return;
+	fputs(page_head, page);
+	fputs("var steps = [\n", page);
+	for (int i = 0; i < nsteps; i++) {
+		const struct step *s = &steps[i];
+		resume_line(s, title, sizeof title);
+		if (s->first_run)
+			json_step(title, s->said_before, -1, 0, NULL, i ? s->heap_before : no_heap, "none", 0, s->id);
+		else
+			json_step(title, s->said_before, s->id, s->owned + s->copied_in, s->frames_before,
+				  s->heap_before, s->owned ? "kept" : "in", s->owned + s->copied_in, s->id);
+		after_line(s, title, sizeof title);
+		if (s->returned)
+			json_step(title, s->said, -1, 0, NULL, s->heap, "none", 0, s->id);
+		else
+			json_step(title, s->said, s->id, s->copied_out, s, s->heap, "out", s->copied_out, s->id);
+	}
+	fputs("];\n", page);
+	fputs(page_tail, page);
+	fclose(page);
 }
 
 /* ---- The hooks main calls ---------------------------------------------------- */
 
-static struct step spare;
 static int started;
-
-static struct step *current(void)
-{
-	return nsteps > 0 ? &steps[nsteps - 1] : &spare;
-}
 
 void trace_resume(struct schedule *S, int id)
 {
+	char line[160];
 	if (!started) {
 		started = 1;
 		start_frames(S);
 	}
-	struct step *s = nsteps < MAX_STEPS ? &steps[nsteps++] : &spare;
+	now = nsteps < MAX_STEPS ? &steps[nsteps++] : &spare;
 	long size = coroutine_stack_size(S, id);
-	memset(s, 0, sizeof *s);
-	s->id = id;
+	memset(now, 0, sizeof *now);
+	now->id = id;
 	if (coroutine_status(S, id) == COROUTINE_READY)
-		s->first_run = 1;
+		now->first_run = 1;
 	else if (id == on_run_stack)
-		s->owned = size;
+		now->owned = size;
 	else
-		s->copied_in = size;
-	if (!html) {
-		print_resume(s);
+		now->copied_in = size;
+	now->frames_before = id >= 0 && id < 2 ? last_yield[id] : NULL;
+	memcpy(now->heap_before, heap_now, sizeof heap_now);
+	if (html) {
+		demo_said(now->said_before, sizeof now->said_before);
+	} else {
+		resume_line(now, line, sizeof line);
+		printf("  %s\n", line);
 		fflush(stdout);
 	}
 }
 
 void trace_after_resume(struct schedule *S, int id, int other)
 {
-	struct step *s = current();
+	struct step *s = now;
+	char line[160];
 	s->other = other;
 	if (coroutine_status(S, id) == COROUTINE_DEAD) {
 		s->returned = 1;
 		on_run_stack = -1;
+		if (id >= 0 && id < 2)
+			heap_now[id] = -1;
 	} else {
 		s->copied_out = coroutine_stack_size(S, id);
-		s->heap[id] = s->copied_out;
-		s->heap[other] = coroutine_stack_size(S, other);
+		if (id >= 0 && id < 2) {
+			heap_now[id] = s->copied_out;
+			last_yield[id] = s;
+		}
 		find_frames(s, s->copied_out);
 		on_run_stack = id;
 	}
-	if (!html)
-		print_after(s);
+	memcpy(s->heap, heap_now, sizeof heap_now);
+	if (html) {
+		demo_said(s->said, sizeof s->said);
+		return;
+	}
+	after_line(s, line, sizeof line);
+	printf("  %s\n", line);
+	if (!s->returned) {
+		draw_stacks(s);
+		show_frames(s);
+	}
 }
 
 int trace_start(const char *arg)
@@ -604,6 +903,7 @@ int trace_start(const char *arg)
 		return 1;
 	if (strcmp(arg, "--trace=html") == 0) {
 		html = 1;
+		keep_demo_lines();
 		return 1;
 	}
 	return -1;
@@ -611,4 +911,12 @@ int trace_start(const char *arg)
 
 void trace_end(void)
 {
+	if (!html)
+		return;
+	if (nsteps > 0) {
+		struct step *last = &steps[nsteps - 1];
+		size_t n = strlen(last->said);
+		demo_said(last->said + n, sizeof last->said - n);
+	}
+	write_page();
 }
