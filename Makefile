@@ -318,6 +318,13 @@ readme-check:
 		echo "readme-check: README's walkthrough comes from another g++ than $$(g++ -dumpversion), not checked"; \
 	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/readme_trace.sh check $(README_BUILD)/main; fi
 
+# The page of main --trace=html in headless Chromium (Debian's chromium):
+# the DOM its script drew at several steps must say what main --trace says;
+# screenshots of three steps are left in $(B)/trace-page/.
+.PHONY: trace-page-test
+trace-page-test: $(O)/main$(EXE)
+	test/trace_page.sh $(O)/main$(EXE) $(B)/trace-page
+
 # ---- Other Linux targets under qemu-user -------------------------------------------
 # For each target: its cross compilers' prefix and its emulator.  aarch64,
 # armv7 and i686 run the whole suite (`make test`) against the multiarch
@@ -577,6 +584,9 @@ help:
 	@echo "                  and test_alloc against an NDEBUG build; fails if the library needs libstdc++"
 	@echo "                  or if README's walkthrough is not what main --trace prints (readme-check)"
 	@echo "make readme-trace rewrite README's trace excerpt and frame table from main --trace"
+	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
+	@echo "make trace-page-test  main --trace=html's page in headless Chromium: what it draws at"
+	@echo "                  several steps must be what main --trace says; screenshots in build/trace-page/"
 	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
 	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
 	@echo "make check-shared check that the shared library exports coroutine_* only, needs no libstdc++"

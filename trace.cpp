@@ -699,9 +699,6 @@ function el(tag, cls, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
-function heapText(id, b) {
-  return "coroutine " + id + ": " + (b > 0 ? b + " bytes" : b === 0 ? "none yet" : "freed");
-}
 function draw() {
   var s = steps[at], stack = document.getElementById("stack"), heaps = document.getElementById("heaps");
   document.getElementById("step").textContent = at + 1;
@@ -774,7 +771,10 @@ function draw() {
     var h = el("div", "heap" + (b < 0 ? " freed" : ""));
     h.dataset.id = id;
     h.dataset.bytes = b;
-    h.appendChild(el("div", "label", heapText(id, b)));
+    var label = el("div", "label", "coroutine " + id);
+    label.appendChild(document.createElement("br"));
+    label.appendChild(document.createTextNode(b > 0 ? b + " bytes" : b === 0 ? "none yet" : "freed"));
+    h.appendChild(label);
     var box = el("div", "box c" + id + ((s.dir === "out" || s.dir === "in") && s.id === id ? " moving" : ""));
     box.style.height = Math.max(b, 0) * scale + "px";
     h.appendChild(box);
