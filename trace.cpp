@@ -239,8 +239,8 @@ static uintptr_t call_target(uintptr_t ra)
 	memcpy(&insn, (const void *)(ra - 4), 4);
 	if ((insn & 0xfc000000u) != 0x94000000u)
 		return 0;
-	int64_t words = (int64_t)((insn & 0x03ffffffu) << 6) >> 6;
-	return ra - 4 + (uintptr_t)(words * 4);
+	int32_t words = (int32_t)((insn & 0x03ffffffu) << 6) >> 6; /* signed imm26 */
+	return ra - 4 + (uintptr_t)((intptr_t)words * 4);
 #endif
 }
 
@@ -253,47 +253,40 @@ struct regs {
 #define WORD sizeof(uintptr_t)
 
 /*
- * The state to unwind from, given R, the slot that held the save's return
- * address into coroutine_yield.  x86: the call pushed it at the top of the
- * save's frame, so the state just after the save returned has the pc it
- * holds and the stack pointer just above it; the frame pointer is still
- * coroutine_yield's, in the word below, where a save built with frame
- * pointers pushed it (without them nothing reads it).  The walk starts in
- * coroutine_yield: built without optimisation, coroutine_yield calls the
- * switch rather than jumping to it, and that call's return address has
- * replaced the save's in R (see save_name).  aarch64: bl leaves the return
- * address in the link register, and the save's first instruction, stp
- * x29, x30, [sp, #-n]!, stores both in its frame record, which nothing
- * overwrites: the walk starts in the save, just after that instruction,
- * with sp at the record.
+ * The state to unwind from, just after the save returned into
+ * coroutine_yield, given R, the slot that held the save's return address:
+ * the pc it holds, the stack pointer coroutine_yield had (the save's CFA),
+ * and coroutine_yield's frame pointer, which a save built with frame
+ * pointers keeps in the word below R (without them nothing reads it).
+ * x86: the call pushed the return address at the top of the save's frame,
+ * so the stack pointer was just above it.  Built without optimisation,
+ * coroutine_yield then calls the switch rather than jumping to it, and
+ * that call's return address has replaced the save's in R (see
+ * save_name).  aarch64: bl leaves the return address in the link
+ * register, and the save's first instruction, stp x29, x30, [sp, #-n]!,
+ * stores both in its frame record, n bytes below its CFA.  Returns the
+ * save's CFA, or 0.
  */
-#if defined(__x86_64__) || defined(__i386__)
-#define WALK_STARTS_IN_SAVE 0
-static int start_state(uintptr_t R, struct regs *r)
+static uintptr_t start_state(uintptr_t R, struct regs *r)
 {
 	r->pc = *(uintptr_t *)R;
-	r->sp = R + WORD;
 	r->fp = *(uintptr_t *)(R - WORD);
-	return 1;
-}
+	r->lr = r->pc;
+#if defined(__x86_64__) || defined(__i386__)
+	r->sp = R + WORD;
 #else
-#define WALK_STARTS_IN_SAVE 1
-static int start_state(uintptr_t R, struct regs *r)
-{
-	uintptr_t save = call_target(*(uintptr_t *)R);
+	uintptr_t save = call_target(r->pc);
 	uint32_t insn;
 	if (save == 0)
 		return 0;
 	memcpy(&insn, (const void *)save, 4);
 	if ((insn & 0xffc07fffu) != 0xa9807bfdu) /* stp x29, x30, [sp, #imm]! */
 		return 0;
-	r->pc = save + 4;
-	r->sp = R - WORD;
-	r->fp = *(uintptr_t *)(R - WORD);
-	r->lr = *(uintptr_t *)R;
-	return 1;
-}
+	int32_t imm = (int32_t)(insn << 10) >> 25; /* signed imm7, in words */
+	r->sp = R - WORD - (uintptr_t)((intptr_t)imm * 8);
 #endif
+	return r->sp;
+}
 
 /* Whether the function at f is called, by a call naming it, from the
  * function [from, from + len). */
@@ -435,19 +428,19 @@ static void find_frames(struct step *s, long size)
 	struct walk w;
 	uintptr_t R;
 	memset(&w, 0, sizeof w);
-	if (top == 0 || yield == 0 || !save_return_slot(bottom, top, yield, &R) || !start_state(R, &w.start))
+	uintptr_t save_cfa;
+	if (top == 0 || yield == 0 || !save_return_slot(bottom, top, yield, &R) ||
+	    (save_cfa = start_state(R, &w.start)) == 0)
 		return;
 	walk_from(&w);
 	if (w.n == 0)
 		return;
-	if (!WALK_STARTS_IN_SAVE) {
-		/* The save goes first, ending where coroutine_yield's stack
-		 * pointer was: its CFA. */
-		memmove(w.pc + 1, w.pc, (MAX_FRAMES - 1) * sizeof *w.pc);
-		memmove(w.cfa + 1, w.cfa, (MAX_FRAMES - 1) * sizeof *w.cfa);
-		w.cfa[1] = R + WORD;
-		w.n = w.n < MAX_FRAMES ? w.n + 1 : MAX_FRAMES;
-	}
+	/* The save goes first, ending where coroutine_yield's stack pointer
+	 * was: its CFA. */
+	memmove(w.pc + 1, w.pc, (MAX_FRAMES - 1) * sizeof *w.pc);
+	memmove(w.cfa + 1, w.cfa, (MAX_FRAMES - 1) * sizeof *w.cfa);
+	w.cfa[1] = save_cfa;
+	w.n = w.n < MAX_FRAMES ? w.n + 1 : MAX_FRAMES;
 	/* The unwinder shows a frame before it works out that frame's CFA:
 	 * the CFA it reports is the one of the frame below.  The last frame
 	 * listed is the one whose return address is the slice's highest,
@@ -459,7 +452,7 @@ static void find_frames(struct step *s, long size)
 		long end = n + 1 < w.n ? (long)w.cfa[n + 1] : (long)top;
 		if (end > (long)top)
 			end = (long)top;
-		if (n == 0 && !WALK_STARTS_IN_SAVE)
+		if (n == 0)
 			save_name(R, yield, yield_len, s->frames[0].name, sizeof s->frames[0].name);
 		else
 			name_at(w.pc[n], s->frames[n].name, sizeof s->frames[n].name);
