@@ -107,8 +107,9 @@ $(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
 shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
 # The demo and its --trace (trace.cpp), which names frames with GCC's
-# libbacktrace on Linux (none on Windows: there the trace has no frames).
-TRACELIBS ?= $(if $(EXE),,-lbacktrace)
+# libbacktrace on Linux with glibc (on Windows and with musl the trace has
+# no frames, and needs no libbacktrace).
+TRACELIBS ?= $(if $(EXE)$(findstring musl,$(CXX)),,-lbacktrace)
 $(O)/main$(EXE): main.cpp trace.cpp trace.h coroutine.h $(O)/libcoroutine.a
 	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) main.cpp trace.cpp $(O)/libcoroutine.a $(TRACELIBS) -o $@
 

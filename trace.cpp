@@ -72,8 +72,8 @@ static int on_run_stack = -1;
 
 /* ---- The frames of a yield ------------------------------------------------- */
 
-#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)) && \
-	!defined(TRACE_NO_FRAMES)
+#if defined(__linux__) && defined(__GLIBC__) && \
+	(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)) && !defined(TRACE_NO_FRAMES)
 #define FRAMES_KNOWN 1
 #else
 #define FRAMES_KNOWN 0
