@@ -176,15 +176,15 @@ static void name_at(uintptr_t pc, char *out, size_t len)
 	}
 }
 
-/* Where the run stack is: a probe coroutine notes the address of a local,
- * and the run stack is the mapping that holds it, which starts where its
+/* Where the run stack is: a probe coroutine notes its frame's address, and
+ * the run stack is the mapping that holds it, which starts where its
  * inaccessible guard ends. */
 static uintptr_t run_stack_top;
 
 static void probe(struct schedule *, void *ud)
 {
-	volatile char local = 0;
-	*(uintptr_t *)ud = (uintptr_t)&local;
+	/* Not a local's address: under ASan a local may live elsewhere. */
+	*(uintptr_t *)ud = (uintptr_t)__builtin_frame_address(0);
 }
 
 static void find_run_stack(struct schedule *S)
@@ -415,6 +415,22 @@ static void walk_from(struct walk *w)
 	sigaction(SIGUSR1, &old, NULL);
 }
 
+/* Whether the walk went up through the slice: each frame's CFA above the
+ * last (w->cfa[i] is frame i - 1's, see below), up to the top or to the
+ * few words below it that the entry keeps. */
+static int walk_reaches(const struct walk *w, uintptr_t bottom, uintptr_t top)
+{
+	uintptr_t below = bottom;
+	for (int i = 1; i < w->n; i++) {
+		if (w->cfa[i] <= below || w->cfa[i] > top + 64)
+			return 0;
+		if (w->cfa[i] >= top)
+			return 1;
+		below = w->cfa[i];
+	}
+	return below + 64 >= top;
+}
+
 /*
  * The frames of the slice [bottom, top) that id left at its yield, top of
  * the run stack first, into s->frames.  The save's share is from the slice
@@ -433,7 +449,19 @@ static void find_frames(struct step *s, long size)
 	    (save_cfa = start_state(R, &w.start)) == 0)
 		return;
 	walk_from(&w);
-	if (w.n == 0)
+	/* Where coroutine_yield's CFA depends on its frame pointer and the
+	 * word below R no longer holds it (calls made after the save, as
+	 * under ASan, reuse that word), the frame pointer is the slot below
+	 * a return address higher in the slice, where each frame with one
+	 * keeps its caller's: the first that gives a walk up to the top. */
+	for (uintptr_t slot = R + WORD; !walk_reaches(&w, bottom, top) && slot + WORD < top; slot += WORD)
+		if (function_start(*(uintptr_t *)(slot + WORD) - 1) != 0) {
+			w.start.fp = slot;
+			w.n = 0;
+			w.found = 0;
+			walk_from(&w);
+		}
+	if (!walk_reaches(&w, bottom, top))
 		return;
 	/* The save goes first, ending where coroutine_yield's stack pointer
 	 * was: its CFA. */
@@ -513,7 +541,8 @@ static void draw_stacks(const struct step *s)
 static void show_frames(const struct step *s)
 {
 	if (s->nframes == 0) {
-		printf("       (its frames cannot be found on this platform)\n");
+		printf(FRAMES_KNOWN ? "       (its frames were not found)\n"
+				    : "       (its frames cannot be found on this platform)\n");
 		return;
 	}
 	printf("       frames in the slice, top of the run stack first:\n");
