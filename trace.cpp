@@ -476,6 +476,14 @@ static void find_frames(struct step *s, long size)
 	 * makecontext put above it) lies above the top. */
 	long below = (long)bottom;
 	int n = 0;
+	Dl_info info;
+	/* A return address in no loaded file ends the walk: the entry's
+	 * caller is nobody, and what lies above is the entry's. */
+	for (int i = 2; i < w.n; i++)
+		if (!dladdr((void *)w.pc[i], &info)) {
+			w.n = i;
+			break;
+		}
 	while (n < w.n && below < (long)top) {
 		long end = n + 1 < w.n ? (long)w.cfa[n + 1] : (long)top;
 		if (end > (long)top)
