@@ -269,7 +269,9 @@ static int named(const char *name, const char *prefix)
 /*
  * After every yield the trace lists the frames of the saved slice, top of
  * the run stack first, ending with run_coroutine (or its ucontext wrapper),
- * foo, coroutine_yield and the save, and their bytes add up to the slice.
+ * foo (unless it jumped to coroutine_yield: clang does, for the yield that
+ * ends its loop, under ASan), coroutine_yield and the save, and their bytes
+ * add up to the slice.  foo is in most lists.
  * Where the demo cannot find frames it says so, after every yield.
  */
 static void test_trace_names_the_frames_of_every_yield(void **state)
@@ -277,7 +279,7 @@ static void test_trace_names_the_frames_of_every_yield(void **state)
 	struct output r = run("main", trace_args);
 	const char *line;
 	long slice = 0, sum = 0;
-	int yields = 0, frames = 0, lists = 0;
+	int yields = 0, frames = 0, lists = 0, foos = 0;
 	char names[8][64];
 	(void)state;
 	for (line = r.out; line != NULL; line = next_line(line)) {
@@ -295,13 +297,15 @@ static void test_trace_names_the_frames_of_every_yield(void **state)
 			assert_true(frames < 8);
 			strcpy(names[frames++], name);
 		} else if (frames > 0) {
-			/* the list ended: the slice, frame by frame */
+			/* the list ended: the slice, frame by frame (foo's
+			 * last call, after its loop, may be a tail call) */
+			int calls_foo = strcmp(names[frames - 3], "foo") == 0;
 			assert_int_equal(sum, slice);
-			assert_true(frames >= 5);
+			assert_true(frames >= 4 + calls_foo);
 			assert_true(named(names[frames - 1], "save_"));
 			assert_string_equal(names[frames - 2], "coroutine_yield");
-			assert_string_equal(names[frames - 3], "foo");
-			assert_true(named(names[frames - 4], "run_coroutine"));
+			assert_true(named(names[frames - 3 - calls_foo], "run_coroutine"));
+			foos += calls_foo;
 			frames = 0;
 			lists++;
 		} else if (named(line, "       (its frames cannot be found on this platform)\n")) {
@@ -311,6 +315,7 @@ static void test_trace_names_the_frames_of_every_yield(void **state)
 	}
 	assert_int_equal(yields, 10);
 	assert_int_equal(lists, 10);
+	assert_true(!FRAMES_FOUND || foos >= 8);
 	free_output(&r);
 }
 
