@@ -8,21 +8,24 @@
  *
  * How the frames of a yield are found, after coroutine_yield has switched
  * back to main.  The yielding coroutine's bytes are still on the run stack
- * (the next resume decides whether they are overwritten), and so are the
+ * (the next resume decides whether they are overwritten), and so is the
  * dead frame of the save below them (save_stack or save_shallow_stack,
- * which returned before the switch).  coroutine_stack_size gives the
- * slice, [top - size, top).  The lowest return address into
- * coroutine_yield there is the save's: the call that pushed it names the
- * save, and where it lies gives the save's stack pointer at its entry.
- * From that register state the C++ runtime's unwinder
- * (_Unwind_Backtrace, reading each function's call frame information)
- * walks up through coroutine_yield, foo and run_coroutine to the entry;
- * each frame's canonical frame address (CFA: the stack pointer in its
- * caller just before the call) is where it ends, so the bytes between two
- * CFAs are one frame's share of the slice.  _Unwind_Backtrace starts from
- * where it is called, not from a state we give it, so it is called from a
- * signal handler whose interrupted state is set to ours for the walk:
- * unwinders read a signal frame's registers from the saved state.
+ * which returned before the switch).  Where the run stack is, a probe
+ * coroutine told before the demo's first resume (it runs once and ends);
+ * coroutine_stack_size gives the slice, [top - size, top).  In it, or just
+ * below it, the save's return address into coroutine_yield: the call
+ * before it names the save, and where it lies gives coroutine_yield's
+ * stack pointer as the save returned.  From that register state the C++
+ * runtime's unwinder (_Unwind_Backtrace, reading each function's call
+ * frame information) walks up through coroutine_yield, foo and
+ * run_coroutine to the entry.  Each frame's canonical frame address (CFA:
+ * the stack pointer in its caller just before the call, gdb's "frame at")
+ * is where it ends, so the bytes between two CFAs are one frame's share of
+ * the slice; the save's share runs from the slice's bottom (the rest of
+ * its frame, its dummy and below, is not saved).  _Unwind_Backtrace starts
+ * from where it is called, not from a state we give it, so it is called
+ * from a signal handler whose interrupted state is set to ours for the
+ * walk: unwinders read a signal frame's registers from the saved state.
  * libbacktrace (GCC's, from the debug information) names each frame as
  * gdb does, inlined calls included.
  */
@@ -189,7 +192,8 @@ static void probe(struct schedule *, void *ud)
 
 static void find_run_stack(struct schedule *S)
 {
-	uintptr_t inside = 0, start, end;
+	uintptr_t inside = 0;
+	unsigned long start, end;
 	char line[256];
 	int id = coroutine_new(S, probe, &inside);
 	coroutine_resume(S, id);
@@ -197,8 +201,7 @@ static void find_run_stack(struct schedule *S)
 	if (maps == NULL)
 		return;
 	while (fgets(line, sizeof line, maps) != NULL)
-		if (sscanf(line, "%lx-%lx", (unsigned long *)&start, (unsigned long *)&end) == 2 &&
-		    start <= inside && inside < end)
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start <= inside && inside < end)
 			run_stack_top = start + COROUTINE_STACK_SIZE;
 	fclose(maps);
 }
