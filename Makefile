@@ -321,7 +321,7 @@ readme-check:
 
 # The page of main --trace=html in headless Chromium (Debian's chromium):
 # the DOM its script drew at several steps must say what main --trace says;
-# screenshots of three steps are left in $(B)/trace-page/.
+# screenshots of four steps are left in $(B)/trace-page/.
 .PHONY: trace-page-test
 trace-page-test: $(O)/main$(EXE)
 	test/trace_page.sh $(O)/main$(EXE) $(B)/trace-page

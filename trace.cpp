@@ -60,6 +60,7 @@ struct step {
 	int nframes;
 	struct frame frames[MAX_FRAMES];
 	const struct step *frames_before; /* the yield that left the slice */
+	const struct step *overwritten;   /* at a first run, the other's */
 };
 
 #define MAX_STEPS 32
@@ -665,7 +666,17 @@ static void json_step(const char *title, const char *said, int owner, long bytes
 	json_string(said);
 	fprintf(page, ",id:%d,owner:%d,bytes:%ld,frames:", id, owner, bytes);
 	json_frames(frames);
-	fprintf(page, ",heap:[%ld,%ld],dir:\"%s\",moved:%ld},\n", heap[0], heap[1], dir, moved);
+	fprintf(page, ",heap:[%ld,%ld],dir:\"%s\",moved:%ld", heap[0], heap[1], dir, moved);
+}
+
+/* A first run: the run stack still holds the last yield's bytes, which
+ * the new coroutine's frames overwrite. */
+static void json_overwritten(const struct step *old)
+{
+	if (old != NULL) {
+		fprintf(page, ",old:%d,oldbytes:%ld,oldframes:", old->id, old->copied_out);
+		json_frames(old);
+	}
 }
 
 static const char page_head[] = R"(<!DOCTYPE html>
@@ -690,6 +701,8 @@ button:disabled { opacity: 0.4; cursor: default; }
 .frame.empty { border-bottom: 2px dotted #222; height: 0 !important; overflow: visible; }
 .frame.empty span { position: relative; top: -0.75em; background: #fff; padding: 0 4px; }
 .c0 { background: #ffd98a; } .c1 { background: #9fd3ff; }
+.old { position: absolute; left: 0; right: 0; box-sizing: border-box; border-bottom: 2px dashed #777; padding: 0 10px; opacity: 0.4; overflow: hidden; font: 18px/1 ui-monospace, monospace; }
+.oldnote { position: absolute; left: 8px; right: 8px; font-size: 17px; color: #444; }
 .moving { outline: 5px solid #d22; outline-offset: -5px; }
 .slice { position: absolute; left: -3px; right: -3px; top: -3px; border: 5px solid #d22; pointer-events: none; }
 .ruler { position: absolute; left: -80px; width: 74px; text-align: right; font: 18px ui-monospace, monospace; }
@@ -742,6 +755,19 @@ function draw() {
   stack.textContent = "";
   stack.style.height = (deepest + 48) * scale + "px";
   var y = 0;
+  if (s.owner < 0 && s.old !== undefined) {
+    /* what the last yield left, about to be overwritten */
+    s.oldframes.forEach(function (f) {
+      var d = el("div", "old c" + s.old, f[0].split(", ")[0]);
+      d.style.top = y * scale + "px";
+      d.style.height = f[1] * scale + "px";
+      stack.appendChild(d);
+      y += f[1];
+    });
+    var note = el("div", "oldnote", "coroutine " + s.old + "'s bytes: coroutine " + s.id + "'s frames overwrite them");
+    note.style.top = y * scale + 6 + "px";
+    stack.appendChild(note);
+  }
   if (s.owner >= 0) {
     s.frames.forEach(function (f) {
       var d = el("div", "frame c" + s.owner + (f[1] === 0 ? " empty" : ""));
@@ -797,7 +823,7 @@ function draw() {
     arrow.appendChild(el("span", "", "nothing to copy: its " + s.moved + " bytes are still on the run stack"));
   } else {
     arrow.appendChild(el("span", "bytes", "0 B"));
-    arrow.appendChild(el("span", "", s.owner < 0 ? "nothing moves" : "first run: nothing to copy"));
+    arrow.appendChild(el("span", "", s.dir === "none" && s.title.indexOf("first run") >= 0 ? "first run: nothing to copy" : "nothing moves"));
   }
   heaps.textContent = "";
   s.heap.forEach(function (b, id) {
@@ -848,16 +874,20 @@ static void write_page(void)
 	for (int i = 0; i < nsteps; i++) {
 		const struct step *s = &steps[i];
 		resume_line(s, title, sizeof title);
-		if (s->first_run)
+		if (s->first_run) {
 			json_step(title, s->said_before, -1, 0, NULL, i ? s->heap_before : no_heap, "none", 0, s->id);
-		else
+			json_overwritten(s->overwritten);
+		} else {
 			json_step(title, s->said_before, s->id, s->owned + s->copied_in, s->frames_before,
 				  s->heap_before, s->owned ? "kept" : "in", s->owned + s->copied_in, s->id);
+		}
+		fputs("},\n", page);
 		after_line(s, title, sizeof title);
 		if (s->returned)
 			json_step(title, s->said, -1, 0, NULL, s->heap, "none", 0, s->id);
 		else
 			json_step(title, s->said, s->id, s->copied_out, s, s->heap, "out", s->copied_out, s->id);
+		fputs("},\n", page);
 	}
 	fputs("];\n", page);
 	fputs(page_tail, page);
@@ -886,6 +916,8 @@ void trace_resume(struct schedule *S, int id)
 	else
 		now->copied_in = size;
 	now->frames_before = id >= 0 && id < 2 ? last_yield[id] : NULL;
+	if (now->first_run && on_run_stack >= 0 && on_run_stack < 2)
+		now->overwritten = last_yield[on_run_stack];
 	memcpy(now->heap_before, heap_now, sizeof heap_now);
 	if (html) {
 		demo_said(now->said_before, sizeof now->said_before);

@@ -89,7 +89,7 @@ check_step "step=4&next=1" 5
 check_step "step=$((steps - 1))" $((steps - 1))
 check_step "step=1&next=$((steps + 3))" "$steps"
 
-for k in 2 5 $((steps - 1)); do
+for k in 2 3 5 $((steps - 1)); do
 	timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,760 \
 		--screenshot="$out/step-$k.png" "file://$page#step=$k" > /dev/null 2>&1 ||
 		fail "no screenshot of step $k"
