@@ -116,8 +116,12 @@ $(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
 
 shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
-$(O)/main$(EXE): main.cpp coroutine.h $(O)/libcoroutine.a
-	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
+# The demo and its --trace (trace.cpp), which names frames with GCC's
+# libbacktrace on Linux with glibc (on Windows and with musl the trace has
+# no frames, and needs no libbacktrace).
+TRACELIBS ?= $(if $(EXE)$(findstring musl,$(CXX)),,-lbacktrace)
+$(O)/main$(EXE): main.cpp trace.cpp trace.h coroutine.h $(O)/libcoroutine.a
+	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) main.cpp trace.cpp $(O)/libcoroutine.a $(TRACELIBS) -o $@
 
 examples: $(addprefix $(O)/examples/,$(addsuffix $(EXE),$(EXAMPLES)))
 
@@ -240,6 +244,7 @@ LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
 
 test:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
+	@if [ -z "$(EMULATOR)$(EXE)" ]; then $(MAKE) --no-print-directory readme-check; fi
 	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check
 	@if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
@@ -325,6 +330,37 @@ check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLE
 test-without-cmocka:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx" \
 		check-no-cxx-runtime check check-outputs || exit 1; done
+
+# ---- README's walkthrough, made by the program --------------------------------------
+# README's trace excerpt and frame table ("How stack copying works") are what
+# main --trace prints when built as `make` builds it by default, with g++ on
+# x86_64: this build, whatever CXX, CXXFLAGS or CPPFLAGS say.  readme-trace
+# rewrites them; readme-check (run by `make test`) fails when they are stale.
+# Elsewhere the sizes differ: the check says so and passes.
+README_BUILD := $(B)/readme
+README_CXX   := g++ -O2 -g
+$(README_BUILD)/main: main.cpp trace.cpp trace.h coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
+	$(README_CXX) main.cpp trace.cpp $(@D)/coroutine.o -lbacktrace -o $@
+
+.PHONY: readme-trace readme-check
+readme-trace: $(README_BUILD)/main
+	test/readme_trace.sh write $<
+
+readme-check:
+	@if [ "$$(uname -m)" != x86_64 ]; then \
+		echo "readme-check: README's walkthrough comes from x86_64, not checked on $$(uname -m)"; \
+	elif ! grep -q "from g++ $$(g++ -dumpversion | cut -d. -f1) -O2" README.md; then \
+		echo "readme-check: README's walkthrough comes from another g++ than $$(g++ -dumpversion), not checked"; \
+	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/readme_trace.sh check $(README_BUILD)/main; fi
+
+# The page of main --trace=html in headless Chromium (Debian's chromium):
+# the DOM its script drew at several steps must say what main --trace says;
+# screenshots of four steps are left in $(B)/trace-page/.
+.PHONY: trace-page-test
+trace-page-test: $(O)/main$(EXE)
+	test/trace_page.sh $(O)/main$(EXE) $(B)/trace-page
 
 # ---- Other Linux targets under qemu-user -------------------------------------------
 # For each target: its cross compilers' prefix and its emulator.  aarch64,
@@ -669,6 +705,12 @@ help:
 	@echo "make examples     build the examples (examples/) for the selected backend"
 	@echo "make test         the CMocka suite against both backends (BACKENDS=...), and test_misuse"
 	@echo "                  and test_alloc against an NDEBUG build; fails if the library needs libstdc++"
+	@echo "                  or if README's walkthrough is not what main --trace prints (readme-check)"
+	@echo "make readme-trace rewrite README's trace excerpt and frame table from main --trace"
+	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
+	@echo "make trace-page-test  main --trace=html's page in headless Chromium: what it draws at"
+	@echo "                  several steps must be what main --trace says; screenshots in build/trace-page/"
+	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
 	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
 	@echo "make check-shared check that the shared library exports coroutine_* only, needs no libstdc++"
 	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"

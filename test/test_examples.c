@@ -1,7 +1,7 @@
 /*
  * test_examples.c - the examples and the demo print exactly what their
  * examples/<name>.expected files say, and main --trace reports copies that
- * add up.
+ * add up, and the frames of every saved slice.
  *
  * The Makefile builds each backend's examples in build/<backend>/examples/
  * and its demo in build/<backend>/main, beside build/<backend>/test_examples:
@@ -253,6 +253,72 @@ static void test_trace_copies_back_what_the_yield_saved(void **state)
 	free_output(&r);
 }
 
+/* Where the demo finds the frames of a slice (trace.cpp says where). */
+#if defined(__linux__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#define FRAMES_FOUND 1
+#else
+#define FRAMES_FOUND 0
+#endif
+
+/* Whether name, as the trace prints it, starts with prefix. */
+static int named(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * After every yield the trace lists the frames of the saved slice, top of
+ * the run stack first, ending with run_coroutine (or its ucontext wrapper),
+ * foo (unless it jumped to coroutine_yield: clang does, for the yield that
+ * ends its loop, under ASan), coroutine_yield and the save, and their bytes
+ * add up to the slice.  foo is in most lists.
+ * Where the demo cannot find frames it says so, after every yield.
+ */
+static void test_trace_names_the_frames_of_every_yield(void **state)
+{
+	struct output r = run("main", trace_args);
+	const char *line;
+	long slice = 0, sum = 0;
+	int yields = 0, frames = 0, lists = 0, foos = 0;
+	char names[8][64];
+	(void)state;
+	for (line = r.out; line != NULL; line = next_line(line)) {
+		int id;
+		long bytes;
+		char name[64];
+		if (sscanf(line, "  yield  %d: copied %ld bytes", &id, &bytes) == 2) {
+			slice = bytes;
+			sum = 0;
+			frames = 0;
+			yields++;
+		} else if (sscanf(line, " %ld B  %63[^\n]", &bytes, name) == 2) {
+			assert_true(bytes >= 0);
+			sum += bytes;
+			assert_true(frames < 8);
+			strcpy(names[frames++], name);
+		} else if (frames > 0) {
+			/* the list ended: the slice, frame by frame (foo's
+			 * last call, after its loop, may be a tail call) */
+			int calls_foo = strcmp(names[frames - 3], "foo") == 0;
+			assert_int_equal(sum, slice);
+			assert_true(frames >= 4 + calls_foo);
+			assert_true(named(names[frames - 1], "save_"));
+			assert_string_equal(names[frames - 2], "coroutine_yield");
+			assert_true(named(names[frames - 3 - calls_foo], "run_coroutine"));
+			foos += calls_foo;
+			frames = 0;
+			lists++;
+		} else if (named(line, "       (its frames cannot be found on this platform)\n")) {
+			assert_false(FRAMES_FOUND);
+			lists++;
+		}
+	}
+	assert_int_equal(yields, 10);
+	assert_int_equal(lists, 10);
+	assert_true(!FRAMES_FOUND || foos >= 8);
+	free_output(&r);
+}
+
 static void test_demo_rejects_unknown_arguments(void **state)
 {
 	static const char *const args[] = { "--verbose", NULL };
@@ -274,6 +340,7 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_demo_prints_the_original_output),
 		cmocka_unit_test(test_trace_keeps_the_demo_lines),
 		cmocka_unit_test(test_trace_copies_back_what_the_yield_saved),
+		cmocka_unit_test(test_trace_names_the_frames_of_every_yield),
 		cmocka_unit_test(test_demo_rejects_unknown_arguments),
 	};
 	char *slash = strrchr(argv[0], '/');

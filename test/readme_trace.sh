@@ -1,0 +1,94 @@
+#!/bin/sh
+# README's walkthrough of `./main --trace` (section "How stack copying
+# works"), made from what the program prints.  Two blocks of README.md lie
+# between marker comments: the trace excerpt and the frame table.
+#
+#   test/readme_trace.sh write MAIN [README]   rewrites both blocks
+#   test/readme_trace.sh check MAIN [README]   fails, showing the
+#                                               difference, if they are stale
+#
+# MAIN must be built as README says (make readme-trace and make test build
+# it: g++ -O2 -g, x86_64, the ucontext backend).
+set -eu
+mode=$1 main=$2 readme=${3:-README.md}
+version=$(g++ -dumpversion | cut -d. -f1)
+trace=$(mktemp) new=$(mktemp)
+trap 'rm -f "$trace" "$new"' EXIT
+"$main" --trace > "$trace"
+
+# The excerpt: the first two resumes and yields, and the first copy back.
+excerpt() {
+	echo "The excerpt below comes from g++ $version -O2 -g on x86_64 with the ucontext backend;"
+	echo "other compilers, flags and backends give other sizes."
+	echo
+	awk '
+		!cut { print "    " $0 }
+		/^  yield  1:/ { cut = 1; print "           ..." }
+		cut == 1 && /^  resume 0: copy/ { cut = 2; print "    " $0; next }
+		cut == 2 { print "    " $0; exit }
+	' "$trace"
+}
+
+# The frame table: the frames of the first yield, top of the run stack first.
+table() {
+	echo "   | bytes | frame (top of the run stack first) |"
+	echo "   |---:|---|"
+	awk '
+		/frames in the slice/ { on = 1; next }
+		on && /^       +[0-9]+ B  / {
+			bytes = $1
+			name = $0
+			sub(/^ *[0-9]+ B  /, "", name)
+			what = "`" name "`"
+			if (name ~ /^\?\?/)
+				what = "`" name "`: the entry, what `makecontext` put at the top (a return address into libc'"'"'s `__start_context`, which gdb too names `??`, and a null word)"
+			else if (name ~ /^run_coroutine/)
+				what = what ": the library'"'"'s entry, which calls the coroutine'"'"'s function"
+			else if (name == "foo")
+				what = what ": its return address and the registers it saves for its caller; it keeps `i`, `start` and `S` in registers, which the switch saves in the coroutine'"'"'s context, not in the slice"
+			else if (name == "coroutine_yield")
+				what = what ": its return address and the registers it saves"
+			else if (name ~ /^save/)
+				what = what ": its return address and the registers it saves, down to `dummy`'"'"'s address rounded up to 16 (the rest of its frame is not saved)"
+			printf "   | %s | %s |\n", bytes, what
+			next
+		}
+		on { exit }
+	' "$trace"
+}
+
+# README with the text between "<!-- begin NAME" and "<!-- end NAME" lines
+# replaced by the file $2.
+replace() {
+	awk -v name="$1" -v file="$2" '
+		index($0, "<!-- begin " name) > 0 { print; while ((getline line < file) > 0) print line; skip = 1; next }
+		index($0, "<!-- end " name) > 0 { skip = 0 }
+		!skip { print }
+	'
+}
+
+excerpt > "$trace.excerpt"
+table > "$trace.table"
+replace "trace excerpt" "$trace.excerpt" < "$readme" | replace "frame table" "$trace.table" > "$new"
+rm -f "$trace.excerpt" "$trace.table"
+grep -q '<!-- begin trace excerpt' "$readme" && grep -q '<!-- begin frame table' "$readme" || {
+	echo "$readme: the marker comments of the walkthrough are missing" >&2
+	exit 1
+}
+case $mode in
+write)
+	cp "$new" "$readme"
+	;;
+check)
+	if ! cmp -s "$new" "$readme"; then
+		echo "$readme: the walkthrough differs from what $main --trace prints (make readme-trace rewrites it):" >&2
+		diff -u "$readme" "$new" >&2 || true
+		exit 1
+	fi
+	echo "$readme: the walkthrough is what $main --trace prints"
+	;;
+*)
+	echo "usage: $0 write|check MAIN [README]" >&2
+	exit 2
+	;;
+esac
