@@ -218,23 +218,23 @@ FUNCTION coroutine_switch_context
 	ENTRY_MARK
 	SAVE_CALLER %rdi
 
-	/* Reload MXCSR and the x87 control word only if *to's control bits differ. */
+	/* Reload MXCSR and the x87 control word only if *to's control bits
+	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
+	 * x87 control word is compared in ecx. */
 	mov	MXCSR(%rdi), %eax
 	xor	MXCSR(%rsi), %eax
 	test	$MXCSR_CONTROL, %eax
 	jnz	LOCAL(load_fp)
-	movzwl	FCW(%rdi), %eax
-	cmp	FCW(%rsi), %ax
+	movzwl	FCW(%rdi), %ecx
+	cmp	FCW(%rsi), %cx
 	jne	LOCAL(load_fp)
 
 	LOAD_CALLEE_SAVED %rsi
 	jmp	*RIP(%rsi)	/* "return" from the call that saved *to */
 
 /* *to's control bits, the current flags: see the top of the file. */
-LOCAL(load_fp):
+LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
 	fldcw	FCW(%rsi)
-	mov	MXCSR(%rdi), %eax
-	xor	MXCSR(%rsi), %eax
 	test	$MXCSR_FLAGS, %eax
 	jnz	LOCAL(merge_flags)
 	LOAD_CALLEE_SAVED %rsi
