@@ -56,6 +56,20 @@
  * Measured on AMD Zen 5, a coroutine that rounds its own way costs 1.07
  * times the clean round trip this way, 1.48 times merging at every reload.
  *
+ * Why not reload the saved MXCSR whole at every switch, with no compare,
+ * as libaco does (the flags would then travel with the context, as with
+ * swapcontext)?  `make bench` times that switch beside this one (built
+ * from this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections): on an
+ * Intel Xeon (x86_64, medians of per-repeat ratios) it makes the clean
+ * round trip 1.09 times as long, and a round trip while main has a sticky
+ * flag set 8.5 times as long: an ldmxcsr that changes the flags is slow
+ * there, and every switch then changes them.  With the compare, the
+ * coroutine with its own rounding mode costs 1.14 times the clean round
+ * trip there, a dirty flag nothing.  The aarch64, armv7 and riscv64
+ * sections keep their compare too: writing FPCR, FPSCR or frm may
+ * serialize the pipeline, which the instruction counts that qemu gives
+ * (all that is measured of them here) cannot show.
+ *
  * Visibility: both symbols are hidden (.hidden on ELF, .private_extern on
  * Mach-O; on Windows nothing is exported unless asked).  Hidden symbols
  * still link between the objects of one link (so a static libcoroutine.a
@@ -217,24 +231,31 @@ _\name:
 FUNCTION coroutine_switch_context
 	ENTRY_MARK
 	SAVE_CALLER %rdi
-
-	/* Reload MXCSR and the x87 control word only if *to's control bits differ. */
+#if ASM_SWITCH_FP_RELOAD
+	/* The bench's other switch (see the top of the file): *to's FP state
+	 * as saved, flags included. */
+	fldcw	FCW(%rsi)
+	LOAD_CALLEE_SAVED %rsi
+	ldmxcsr	MXCSR(%rsi)
+	jmp	*RIP(%rsi)
+#else
+	/* Reload MXCSR and the x87 control word only if *to's control bits
+	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
+	 * x87 control word is compared in ecx. */
 	mov	MXCSR(%rdi), %eax
 	xor	MXCSR(%rsi), %eax
 	test	$MXCSR_CONTROL, %eax
 	jnz	LOCAL(load_fp)
-	movzwl	FCW(%rdi), %eax
-	cmp	FCW(%rsi), %ax
+	movzwl	FCW(%rdi), %ecx
+	cmp	FCW(%rsi), %cx
 	jne	LOCAL(load_fp)
 
 	LOAD_CALLEE_SAVED %rsi
 	jmp	*RIP(%rsi)	/* "return" from the call that saved *to */
 
 /* *to's control bits, the current flags: see the top of the file. */
-LOCAL(load_fp):
+LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
 	fldcw	FCW(%rsi)
-	mov	MXCSR(%rdi), %eax
-	xor	MXCSR(%rsi), %eax
 	test	$MXCSR_FLAGS, %eax
 	jnz	LOCAL(merge_flags)
 	LOAD_CALLEE_SAVED %rsi
@@ -248,6 +269,7 @@ LOCAL(merge_flags):		/* eax: current MXCSR ^ *to's */
 	ldmxcsr	-8(%rsp)
 	LOAD_CALLEE_SAVED %rsi
 	jmp	*RIP(%rsi)
+#endif
 END_FUNCTION coroutine_switch_context
 
 /*
@@ -616,7 +638,16 @@ FUNCTION coroutine_switch_context
 	mov	4(%esp), %eax	/* from */
 	mov	8(%esp), %edx	/* to */
 	SAVE_CALLER %eax
-
+#if ASM_SWITCH_FP_RELOAD
+	/* The bench's other switch (see the top of the file): *to's FP state
+	 * as saved, flags included. */
+	fldcw	FCW(%edx)
+	LOAD_CALLEE_SAVED %edx
+#ifdef __SSE__
+	ldmxcsr	MXCSR(%edx)
+#endif
+	jmp	*EIP(%edx)
+#else
 	/* Reload the x87 control word and MXCSR only if *to's control bits differ. */
 	movzwl	FCW(%eax), %ecx
 	cmp	FCW(%edx), %cx
@@ -660,6 +691,7 @@ LOCAL(merge_flags):		/* ecx: current MXCSR ^ *to's */
 	ldmxcsr	(%esp)
 	LOAD_CALLEE_SAVED %edx
 	jmp	*EIP(%edx)
+#endif
 #endif
 END_FUNCTION coroutine_switch_context
 

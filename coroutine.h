@@ -28,6 +28,13 @@
  * unwinding, and `throw;` and std::uncaught_exceptions() still see its own.
  * An exception must not propagate out of a coroutine's function.
  *
+ * Floating point: a coroutine's rounding mode and the other control bits
+ * (flush-to-zero, trap masks) are its own: what it sets with fesetround
+ * survives its yields and does not leak into main.  The sticky exception
+ * flags (fetestexcept) depend on the backend: with the assembly switch they
+ * belong to the thread, so a flag raised in main is set in its coroutines
+ * and the other way round; with ucontext they switch with the coroutine.
+ *
  * This header is plain C89 and may be included from C or C++.
  */
 #ifndef C_COROUTINE_H

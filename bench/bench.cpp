@@ -4,21 +4,35 @@
  *
  * One binary per backend (it links build/<backend>/libcoroutine.a).  Every
  * variant below is measured REPEATS times, the variants interleaved within
- * each repeat so that a noisy moment of the machine spreads over all of
- * them; each result is the median with the min-max of its repeats, printed
- * with its ratio to its floor:
+ * each repeat (in the opposite order every other repeat), so that a noisy
+ * moment of the machine spreads over all of them.  Each time is the median
+ * with the min-max of its repeats.  Each ratio to a floor is taken within
+ * each repeat (the variant's time over its floor's in the same repeat) and
+ * reported as the median of those per-repeat ratios with their interquartile
+ * range: a slow spell of the machine slows a variant and its floor alike,
+ * so it moves the ratio of one repeat far less than either time.
  *
  *   round trip       = one coroutine_resume plus the coroutine's yield;
  *                      floor: a Boost.Context fcontext round trip (the cost
  *                      of the switch alone), when libboost-context-dev is there
  *   N bytes held     = round trip of 4 coroutines that each hold N bytes of
  *                      live stack; floor: fcontext + two memcpy(N)
- *   dirty MXCSR      = 1 coroutine after an FP division left a sticky flag in
+ *   dirty flags      = 1 coroutine after an FP division left a sticky flag in
  *                      main's MXCSR; floor: the clean round trip
  *   own rounding     = 1 coroutine that rounds toward zero (fesetround in it)
  *                      while main rounds to nearest, so that every switch
- *                      reloads the FP control registers; floor: the clean
+ *                      changes the FP control registers; floor: the clean
  *                      round trip
+ *   ..., FP reload   = on x86, the same three (clean, dirty flags, own
+ *                      rounding) with a second copy of the library whose
+ *                      switch reloads the saved x87 control word and the
+ *                      whole saved MXCSR at every switch, with no compare
+ *                      (sticky flags then travel with the context, as with
+ *                      swapcontext); the Makefile builds it from
+ *                      asm_switch.S with ASM_SWITCH_FP_RELOAD=1 and renames
+ *                      its symbols alt_...  Floor: the same case with the
+ *                      library itself, so that a ratio above 1 means the
+ *                      library's switch is the faster
  *   create+run+free  = coroutine_new + one resume of a body that returns;
  *                      floor: a malloc/free pair + the clean round trip
  *   heap/suspended   = heap bytes per suspended shallow coroutine, 100,000
@@ -30,8 +44,8 @@
  *                      nco walks half the array); floor: coroutine_new into a
  *                      fresh schedule
  *
- * Goals (issue 10, asm backend only) stand beside their floors: a ratio to
- * the floor, or bytes for the heap figure.
+ * The project's performance goals (asm backend only) stand beside their
+ * floors: a ratio to the floor, or bytes for the heap figure.
  *
  * Usage:  bench [CSV]           run everything, print the table, append to CSV
  *         bench once NAME COUNT run variant NAME once, COUNT operations, and
@@ -57,21 +71,35 @@
 #ifndef BENCH_HAVE_FCONTEXT
 #define BENCH_HAVE_FCONTEXT 0
 #endif
+#ifndef BENCH_HAVE_ALT
+#define BENCH_HAVE_ALT 0
+#endif
+/* The other FP switch is another switch on x86 only. */
+#if BENCH_HAVE_ALT && (defined(__x86_64__) || defined(__i386__))
+#define BENCH_FP_ALT 1
+#else
+#define BENCH_FP_ALT 0
+#endif
 #if BENCH_HAVE_FCONTEXT
 #include <boost/context/detail/fcontext.hpp>
 #endif
 
-static const int REPEATS = 7;
+static const int REPEATS = 21;
 static const double SAMPLE_NS = 5e6;     /* calibrate each sample to >= 5 ms */
 static const long SUSPENDED = 100000;    /* coroutines for the heap figure */
 static const int FRAGMENTED_SLOTS = 1 << 20;
 
 /* ---- Helpers -------------------------------------------------------------- */
 
+/*
+ * The CPU time of this thread, not the wall clock: on a machine shared with
+ * other work, the time spent waiting for a core is not the code's.  (Both
+ * are the same on a quiet machine; the variants never sleep or wait.)
+ */
 static double now_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -96,12 +124,43 @@ static void expect(bool ok, const char *what)
 	}
 }
 
+/* ---- The library, and its copy with the other FP switch ---------------- */
+
+/* The calls the round trips make, as a type: chosen at compile time, so
+ * that the library's calls are direct calls, as in any program. */
+struct library {
+	static struct schedule *open(void) { return coroutine_open(); }
+	static void close(struct schedule *S) { coroutine_close(S); }
+	static int create(struct schedule *S, coroutine_func f, void *ud) { return coroutine_new(S, f, ud); }
+	static void resume(struct schedule *S, int id) { coroutine_resume(S, id); }
+	static void yield(struct schedule *S) { coroutine_yield(S); }
+};
+
+#if BENCH_FP_ALT
+extern "C" {
+struct schedule *alt_coroutine_open(void);
+void alt_coroutine_close(struct schedule *S);
+int alt_coroutine_new(struct schedule *S, coroutine_func func, void *ud);
+void alt_coroutine_resume(struct schedule *S, int id);
+void alt_coroutine_yield(struct schedule *S);
+}
+
+struct fp_reload_library {
+	static struct schedule *open(void) { return alt_coroutine_open(); }
+	static void close(struct schedule *S) { alt_coroutine_close(S); }
+	static int create(struct schedule *S, coroutine_func f, void *ud) { return alt_coroutine_new(S, f, ud); }
+	static void resume(struct schedule *S, int id) { alt_coroutine_resume(S, id); }
+	static void yield(struct schedule *S) { alt_coroutine_yield(S); }
+};
+#endif
+
 /* ---- Coroutine bodies --------------------------------------------------- */
 
+template <class Lib>
 static void yield_forever(struct schedule *S, void *)
 {
 	for (;;)
-		coroutine_yield(S);
+		Lib::yield(S);
 }
 
 /* Keeps *(size_t *)ud bytes of its own stack live across every yield. */
@@ -112,15 +171,16 @@ static void hold_stack(struct schedule *S, void *ud)
 	memset(held, 1, n);
 	for (;;) {
 		touch(held);
-		coroutine_yield(S);
+		library::yield(S);
 	}
 }
 
 /* Rounds toward zero, which main does not: each switch changes the mode. */
+template <class Lib>
 static void round_toward_zero(struct schedule *S, void *)
 {
 	fesetround(FE_TOWARDZERO);
-	yield_forever(S, NULL);
+	yield_forever<Lib>(S, NULL);
 }
 
 static void return_at_once(struct schedule *, void *)
@@ -134,15 +194,16 @@ static void return_at_once(struct schedule *, void *)
  * bytes of stack (none when n is 0).  The coroutines are started before the
  * clock starts: the first entry is create+run's business.
  */
+template <class Lib>
 static double round_trips(int ncos, size_t n, bool dirty_mxcsr, coroutine_func body, long count)
 {
 	feclearexcept(FE_ALL_EXCEPT);
-	struct schedule *S = coroutine_open();
+	struct schedule *S = Lib::open();
 	expect(S != NULL, "coroutine_open failed");
 	for (int i = 0; i < ncos; i++) {
-		int id = coroutine_new(S, body, &n);
+		int id = Lib::create(S, body, &n);
 		expect(id == i, "coroutine_new returned an unexpected id");
-		coroutine_resume(S, id);
+		Lib::resume(S, id);
 	}
 	if (dirty_mxcsr) {
 		/* 1/3 is inexact: the sticky PE flag stays set in main's MXCSR, while
@@ -152,25 +213,31 @@ static double round_trips(int ncos, size_t n, bool dirty_mxcsr, coroutine_func b
 		(void)third;
 		expect(fetestexcept(FE_INEXACT), "the division left MXCSR clean");
 	}
+	/* The same loop for every variant: the compiler may not specialise a
+	 * copy of it for a known number of coroutines. */
+	__asm__("" : "+r"(ncos));
 	int id = 0;
 	double start = now_ns();
 	for (long i = 0; i < count; i++) {
-		coroutine_resume(S, id);
+		Lib::resume(S, id);
 		if (++id == ncos)
 			id = 0;
 	}
 	double elapsed = now_ns() - start;
-	coroutine_close(S);
+	Lib::close(S);
 	feclearexcept(FE_ALL_EXCEPT);
 	expect(fegetround() == FE_TONEAREST, "a coroutine's rounding mode leaked into main");
 	return elapsed;
 }
 
-static double one_coroutine(long count, size_t) { return round_trips(1, 0, false, yield_forever, count); }
-static double four_coroutines(long count, size_t) { return round_trips(4, 0, false, yield_forever, count); }
-static double four_holding(long count, size_t n) { return round_trips(4, n, false, hold_stack, count); }
-static double dirty_mxcsr(long count, size_t) { return round_trips(1, 0, true, yield_forever, count); }
-static double own_rounding(long count, size_t) { return round_trips(1, 0, false, round_toward_zero, count); }
+template <class Lib>
+static double one_coroutine(long count, size_t) { return round_trips<Lib>(1, 0, false, yield_forever<Lib>, count); }
+static double four_coroutines(long count, size_t) { return round_trips<library>(4, 0, false, yield_forever<library>, count); }
+static double four_holding(long count, size_t n) { return round_trips<library>(4, n, false, hold_stack, count); }
+template <class Lib>
+static double dirty_flags(long count, size_t) { return round_trips<Lib>(1, 0, true, yield_forever<Lib>, count); }
+template <class Lib>
+static double own_rounding(long count, size_t) { return round_trips<Lib>(1, 0, false, round_toward_zero<Lib>, count); }
 
 static double create_run_free(long count, size_t)
 {
@@ -191,7 +258,7 @@ static double heap_per_suspended(long, size_t)
 	expect(S != NULL, "coroutine_open failed");
 	size_t before = heap_in_use();
 	for (long i = 0; i < SUSPENDED; i++) {
-		int id = coroutine_new(S, yield_forever, NULL);
+		int id = coroutine_new(S, yield_forever<library>, NULL);
 		expect(id >= 0, "coroutine_new failed");
 		coroutine_resume(S, id);
 	}
@@ -226,7 +293,7 @@ static struct schedule *fragmented_schedule(void)
 	S = coroutine_open();
 	expect(S != NULL, "coroutine_open failed");
 	for (int i = 0; i < FRAGMENTED_SLOTS; i++) {
-		int id = coroutine_new(S, i < FRAGMENTED_SLOTS / 2 ? return_at_once : yield_forever, NULL);
+		int id = coroutine_new(S, i < FRAGMENTED_SLOTS / 2 ? return_at_once : yield_forever<library>, NULL);
 		expect(id == i, "coroutine_new returned an unexpected id");
 	}
 	for (int i = 0; i < FRAGMENTED_SLOTS / 2; i++)
@@ -328,7 +395,8 @@ struct variant {
 	long count;
 };
 
-/* The N >= 1 KiB rows must stay within 1.3x of their floor; 256 is free. */
+/* The N >= 1 KiB rows must stay within 1.3x of their floor, 64 KiB within
+ * 1.0x; 256 is free. */
 #define HOLDING(name, n, goal) \
 	{name, "4 co, N bytes held", n, four_holding, 1L << 30, {"fcontext", "memcpy" #n}, goal, false, {}, 0}, \
 	{"memcpy" #n, "two memcpy(N)", n, two_memcpys, 1L << 30, {NULL, NULL}, 0, true, {}, 0}
@@ -339,15 +407,20 @@ static std::vector<variant> variants = {
 #endif
 	{"malloc_free", "malloc/free pair", 0, malloc_free, 1L << 30, {NULL, NULL}, 0, true, {}, 0},
 	{"new_fresh", "coroutine_new, fresh", 0, new_fresh, 1L << 18, {NULL, NULL}, 0, true, {}, 0},
-	{"rt1", "1 co round trip", 0, one_coroutine, 1L << 30, {"fcontext", NULL}, 1.8, false, {}, 0},
+	{"rt1", "1 co round trip", 0, one_coroutine<library>, 1L << 30, {"fcontext", NULL}, 1.8, false, {}, 0},
 	{"rt4", "4 co round trip", 0, four_coroutines, 1L << 30, {"fcontext", NULL}, 0, false, {}, 0},
 	HOLDING("stack256", 256, 0),
 	HOLDING("stack1024", 1024, 1.3),
 	HOLDING("stack4096", 4096, 1.3),
 	HOLDING("stack16384", 16384, 1.3),
-	HOLDING("stack65536", 65536, 1.3),
-	{"dirty", "1 co, dirty MXCSR", 0, dirty_mxcsr, 1L << 30, {"rt1", NULL}, 1.1, false, {}, 0},
-	{"rounding", "1 co, own rounding mode", 0, own_rounding, 1L << 30, {"rt1", NULL}, 1.1, false, {}, 0},
+	HOLDING("stack65536", 65536, 1.0),
+	{"dirty", "1 co, dirty flags in main", 0, dirty_flags<library>, 1L << 30, {"rt1", NULL}, 1.1, false, {}, 0},
+	{"rounding", "1 co, own rounding mode", 0, own_rounding<library>, 1L << 30, {"rt1", NULL}, 1.1, false, {}, 0},
+#if BENCH_FP_ALT
+	{"rt1_reload", "1 co, FP reload", 0, one_coroutine<fp_reload_library>, 1L << 30, {"rt1", NULL}, 0, false, {}, 0},
+	{"dirty_reload", "dirty flags, FP reload", 0, dirty_flags<fp_reload_library>, 1L << 30, {"dirty", NULL}, 0, false, {}, 0},
+	{"rounding_reload", "own rounding, FP reload", 0, own_rounding<fp_reload_library>, 1L << 30, {"rounding", NULL}, 0, false, {}, 0},
+#endif
 	{"create", "create+run+free", 0, create_run_free, 1L << 30, {"malloc_free", "rt1"}, 0, false, {}, 0},
 	{"heap", "heap B/suspended", 0, heap_per_suspended, 1, {NULL, NULL}, 200, false, {}, 0},
 	{"new_frag", "coroutine_new, fragmented", 0, new_fragmented, 1L << 18, {"new_fresh", NULL}, 0, false, {}, 0},
@@ -380,15 +453,45 @@ static void sample(variant &v)
 	v.samples.push_back(is_time(v) ? r / v.count : r);
 }
 
-static double median(const variant &v)
+/* The element at fraction q of sorted s (nearest rank): 0.5 the median. */
+static double quantile(const std::vector<double> &s, double q)
 {
-	std::vector<double> s = v.samples;
-	std::sort(s.begin(), s.end());
-	return s[s.size() / 2];
+	return s[(size_t)(q * (double)(s.size() - 1) + 0.5)];
 }
 
-/* The floor's median, or a negative number when a part of it was not built. */
-static double floor_of(const variant &v)
+static std::vector<double> sorted(std::vector<double> s)
+{
+	std::sort(s.begin(), s.end());
+	return s;
+}
+
+/*
+ * The ratio of v to its floor in each repeat (the floor's parts taken in the
+ * same repeat), sorted; empty when v has no floor or a part of it was not
+ * built.
+ */
+static std::vector<double> ratios(const variant &v)
+{
+	std::vector<double> r;
+	if (v.floor[0] == NULL || !is_time(v))
+		return r;
+	for (size_t k = 0; k < v.samples.size(); k++) {
+		double fl = 0;
+		for (const char *name : v.floor) {
+			if (name == NULL)
+				continue;
+			const variant *f = find(name);
+			if (f == NULL)
+				return std::vector<double>();
+			fl += f->samples[k];
+		}
+		r.push_back(v.samples[k] / fl);
+	}
+	return sorted(r);
+}
+
+/* The floor's median time (the sum of its parts' medians), or -1. */
+static double floor_median(const variant &v)
 {
 	if (v.floor[0] == NULL)
 		return -1;
@@ -399,7 +502,7 @@ static double floor_of(const variant &v)
 		const variant *f = find(name);
 		if (f == NULL)
 			return -1;
-		sum += median(*f);
+		sum += quantile(sorted(f->samples), 0.5);
 	}
 	return sum;
 }
@@ -410,42 +513,45 @@ static void floor_name(const variant &v, char *buf, size_t size)
 	snprintf(buf, size, "%s%s%s", v.floor[0] ? v.floor[0] : "-", v.floor[1] ? "+" : "", second);
 }
 
-/* "<= 1.80 met" or "<= 200 MISSED": the goal and whether this run meets it. */
-static void goal_text(const variant &v, double med, double fl, char *buf, size_t size)
+/* "<= 1.80 met" or "<= 200 MISSED": the goal and whether this run meets it,
+ * judged on value (the median ratio, or bytes for the heap figure). */
+static void goal_text(const variant &v, double value, char *buf, size_t size)
 {
 	bool is_ratio = is_time(v);
-	if (strcmp(BENCH_BACKEND, "asm") != 0 || v.goal <= 0 || (is_ratio && fl <= 0)) {
+	if (strcmp(BENCH_BACKEND, "asm") != 0 || v.goal <= 0 || value <= 0) {
 		snprintf(buf, size, "-");
 		return;
 	}
-	double value = is_ratio ? med / fl : med;
 	snprintf(buf, size, is_ratio ? "<= %.2f %s" : "<= %.0f %s", v.goal, value <= v.goal ? "met" : "MISSED");
 }
 
 static void report(FILE *csv)
 {
-	printf("backend %s, %d repeats, median [min-max]%s\n", BENCH_BACKEND, REPEATS,
+	printf("backend %s, %d repeats; times: median [min-max]; ratios: median of the per-repeat ratios "
+	       "[interquartile range]%s\n", BENCH_BACKEND, REPEATS,
 	       BENCH_HAVE_FCONTEXT ? "" : "; no fcontext floor (libboost-context-dev not found)");
-	printf("%-26s %6s %30s   %-20s %10s %7s   %s\n", "variant", "N", "ns (B for heap)", "floor", "floor ns",
+	printf("%-26s %6s %26s   %-18s %9s %19s   %s\n", "variant", "N", "ns (B for heap)", "floor", "floor ns",
 	       "ratio", "goal");
 	for (const variant &v : variants) {
-		std::vector<double> s = v.samples;
-		std::sort(s.begin(), s.end());
-		double med = median(v), fl = floor_of(v);
-		char name[64], range[64], goal[32];
+		std::vector<double> s = sorted(v.samples), r = ratios(v);
+		double med = quantile(s, 0.5), fl = floor_median(v);
+		double ratio = r.empty() ? 0 : quantile(r, 0.5);
+		char name[64], range[64], spread[64], goal[32];
 		floor_name(v, name, sizeof name);
-		goal_text(v, med, fl, goal, sizeof goal);
+		goal_text(v, is_time(v) ? ratio : med, goal, sizeof goal);
 		snprintf(range, sizeof range, "%.1f [%.1f-%.1f]", med, s.front(), s.back());
-		printf("%-26s %6zu %30s   %-20s", v.label, v.n, range, name);
-		if (fl > 0)
-			printf(" %10.1f %7.2f", fl, med / fl);
-		else
-			printf(" %10s %7s", "-", "-");
+		printf("%-26s %6zu %26s   %-18s", v.label, v.n, range, name);
+		if (!r.empty()) {
+			snprintf(spread, sizeof spread, "%.2f [%.2f-%.2f]", ratio, quantile(r, 0.25), quantile(r, 0.75));
+			printf(" %9.1f %19s", fl, spread);
+		} else {
+			printf(" %9s %19s", "-", "-");
+		}
 		printf("   %s\n", goal);
 		if (csv)
-			fprintf(csv, "%s,%s,%zu,%s,%.2f,%.2f,%.2f,%s,%.2f,%.3f\n", BENCH_BACKEND, v.name, v.n,
-				is_time(v) ? "ns" : "bytes", med, s.front(), s.back(), name,
-				fl > 0 ? fl : 0.0, fl > 0 ? med / fl : 0.0);
+			fprintf(csv, "%s,%s,%zu,%s,%.2f,%.2f,%.2f,%s,%.2f,%.3f,%.3f,%.3f\n", BENCH_BACKEND, v.name, v.n,
+				is_time(v) ? "ns" : "bytes", med, s.front(), s.back(), name, fl > 0 ? fl : 0.0, ratio,
+				r.empty() ? 0.0 : quantile(r, 0.25), r.empty() ? 0.0 : quantile(r, 0.75));
 	}
 }
 
@@ -473,8 +579,10 @@ int main(int argc, char **argv)
 		calibrate(v);
 	for (int r = 0; r < REPEATS; r++) {
 		fprintf(stderr, " %d", r + 1);
-		for (variant &v : variants)
-			sample(v);
+		/* Every other repeat backwards: a drift of the machine's speed
+		 * favours no variant over the ones it is compared with. */
+		for (size_t i = 0; i < variants.size(); i++)
+			sample(variants[r % 2 ? variants.size() - 1 - i : i]);
 	}
 	fprintf(stderr, "\n");
 	report(csv);

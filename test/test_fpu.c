@@ -13,7 +13,9 @@
  *
  * The sticky exception flags (FE_DIVBYZERO, ...) are where the backends
  * differ, as README says: ucontext switches them with the coroutine, the
- * asm switch leaves them to the thread, shared by main and the coroutines.
+ * asm switch leaves them to the thread, shared by main and the coroutines,
+ * in both directions, also when the control bits differ and it reloads
+ * them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -303,17 +305,58 @@ static int coroutines_flag_seen_in_main(struct schedule *S)
 	return fetestexcept(FE_DIVBYZERO) != 0;
 }
 
+/* Rounds its own way and clears the flags before its yield, then reports
+ * whether FE_DIVBYZERO is set when it is resumed. */
+static void clear_flags_and_yield(struct schedule *S, void *ud)
+{
+	int *seen = (int *)ud;
+	fesetround(FE_UPWARD);
+	feclearexcept(FE_ALL_EXCEPT);
+	coroutine_yield(S);
+	*seen = fetestexcept(FE_DIVBYZERO) != 0;
+}
+
+/*
+ * Whether FE_DIVBYZERO, raised in main while a coroutine with its own
+ * rounding mode (and no flag) was suspended, is set in that coroutine when
+ * it is resumed.  The asm switch then loads the coroutine's control bits
+ * and, as the flags differ, must keep main's flags.
+ */
+static int mains_flag_seen_in_coroutine(struct schedule *S)
+{
+	int seen = -1;
+	int id = coroutine_new(S, clear_flags_and_yield, &seen);
+	coroutine_resume(S, id);
+	feclearexcept(FE_ALL_EXCEPT);
+	divide_by_zero();
+	coroutine_resume(S, id);
+	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+	return seen;
+}
+
 #if COROUTINE_ASM
 static void test_sticky_flags_stay_with_the_thread(void **state)
 {
 	skip_unless_division_by_zero_raises_its_flag();
 	assert_true(coroutines_flag_seen_in_main((struct schedule *)*state));
 }
+
+static void test_mains_sticky_flags_reach_a_coroutine_with_its_own_mode(void **state)
+{
+	skip_unless_division_by_zero_raises_its_flag();
+	assert_true(mains_flag_seen_in_coroutine((struct schedule *)*state));
+}
 #else
 static void test_sticky_flags_switch_with_the_coroutine(void **state)
 {
 	skip_unless_division_by_zero_raises_its_flag();
 	assert_false(coroutines_flag_seen_in_main((struct schedule *)*state));
+}
+
+static void test_mains_sticky_flags_stay_out_of_a_coroutine(void **state)
+{
+	skip_unless_division_by_zero_raises_its_flag();
+	assert_false(mains_flag_seen_in_coroutine((struct schedule *)*state));
 }
 #endif
 
@@ -333,8 +376,12 @@ int main(void)
 #if COROUTINE_ASM
 		cmocka_unit_test_setup_teardown(test_sticky_flags_stay_with_the_thread,
 						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_mains_sticky_flags_reach_a_coroutine_with_its_own_mode,
+						open_schedule, close_schedule),
 #else
 		cmocka_unit_test_setup_teardown(test_sticky_flags_switch_with_the_coroutine,
+						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_mains_sticky_flags_stay_out_of_a_coroutine,
 						open_schedule, close_schedule),
 #endif
 	};
