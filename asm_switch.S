@@ -466,23 +466,23 @@ END_FUNCTION coroutine_start_context
 FUNCTION coroutine_switch_context
 	SAVE_CALLER %rcx
 
-	/* Reload MXCSR and the x87 control word only if *to's control bits differ. */
+	/* Reload MXCSR and the x87 control word only if *to's control bits
+	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
+	 * x87 control word is compared in r8d. */
 	mov	MXCSR(%rcx), %eax
 	xor	MXCSR(%rdx), %eax
 	test	$MXCSR_CONTROL, %eax
 	jnz	LOCAL(load_fp)
-	movzwl	FCW(%rcx), %eax
-	cmp	FCW(%rdx), %ax
+	movzwl	FCW(%rcx), %r8d
+	cmp	FCW(%rdx), %r8w
 	jne	LOCAL(load_fp)
 
 	LOAD_CALLEE_SAVED %rdx
 	jmp	*RIP(%rdx)	/* "return" from the call that saved *to */
 
 /* *to's control bits, the current flags: see the top of the file. */
-LOCAL(load_fp):
+LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
 	fldcw	FCW(%rdx)
-	mov	MXCSR(%rcx), %eax
-	xor	MXCSR(%rdx), %eax
 	test	$MXCSR_FLAGS, %eax
 	jnz	LOCAL(merge_flags)
 	LOAD_CALLEE_SAVED %rdx

@@ -176,23 +176,23 @@ ENDM
 coroutine_switch_context PROC
 	SAVE_CALLER rcx
 
-	; Reload MXCSR and the x87 control word only if *to's control bits differ.
+	; Reload MXCSR and the x87 control word only if *to's control bits
+	; differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
+	; x87 control word is compared in r8d.
 	mov	eax, dword ptr [rcx + CTX_MXCSR]
 	xor	eax, dword ptr [rdx + CTX_MXCSR]
 	test	eax, MXCSR_CONTROL
 	jnz	load_fp
-	movzx	eax, word ptr [rcx + FCW]
-	cmp	ax, word ptr [rdx + FCW]
+	movzx	r8d, word ptr [rcx + FCW]
+	cmp	r8w, word ptr [rdx + FCW]
 	jne	load_fp
 
 	LOAD_CALLEE_SAVED rdx
 	jmp	qword ptr [rdx + CTX_RIP]	; "return" from the call that saved *to
 
 ; *to's control bits, the current flags: see the top of asm_switch.S.
-load_fp:
+load_fp:			; eax: current MXCSR ^ *to's
 	fldcw	word ptr [rdx + FCW]
-	mov	eax, dword ptr [rcx + CTX_MXCSR]
-	xor	eax, dword ptr [rdx + CTX_MXCSR]
 	test	eax, MXCSR_FLAGS
 	jnz	merge_flags
 	LOAD_CALLEE_SAVED rdx
