@@ -379,6 +379,7 @@ struct schedule {
 	char *stack;                 /* lowest address of the run stack */
 	struct coroutine **co;       /* cap slots, nco of them in use */
 	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
+	uint64_t *any[SLOT_LEVELS];  /* which words hold a slot in use: see take_slot */
 	int nco;
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
@@ -807,8 +808,10 @@ static size_t level_bits(size_t cap, int k)
 
 static void free_slot_levels(struct schedule *S)
 {
-	for (int k = 0; k < SLOT_LEVELS; k++)
+	for (int k = 0; k < SLOT_LEVELS; k++) {
 		free(S->used[k]);
+		free(S->any[k]);
+	}
 }
 
 struct schedule *coroutine_open(void)
@@ -821,6 +824,10 @@ struct schedule *coroutine_open(void)
 	for (int k = 0; k < SLOT_LEVELS; k++) {
 		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
 		ok = ok && S->used[k] != NULL;
+	}
+	for (int k = 1; k < SLOT_LEVELS; k++) {
+		S->any[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->any[k]);
+		ok = ok && S->any[k] != NULL;
 	}
 	if (!ok || !map_run_stack(S)) {
 		free_slot_levels(S);
@@ -876,6 +883,9 @@ NOINLINE static int grow_slots(struct schedule *S)
 	S->co = co;
 	for (int k = 0; k < SLOT_LEVELS; k++)
 		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
+			return -1;
+	for (int k = 1; k < SLOT_LEVELS; k++)
+		if (!grow_bitmap(&S->any[k], level_bits(cap, k), level_bits(2 * cap, k)))
 			return -1;
 	memset(co + cap, 0, cap * sizeof *co);
 	S->cap *= 2;
@@ -934,10 +944,22 @@ static int first_free_slot(const struct schedule *S)
 }
 
 /*
+ * Level k of the second tree, which finds slots in use (coroutine_next):
+ * level 0 is the first tree's, a bit per slot; at each level above, a bit
+ * per word of the level below, set while any of its 64 bits is.
+ */
+static uint64_t *any_level(const struct schedule *S, int k)
+{
+	return k == 0 ? S->used[0] : S->any[k];
+}
+
+/*
  * Puts C in the empty slot id.  The slots in use are kept in a tree of
  * bitmaps: at level 0 a bit per slot, set while the slot is in use; at each
  * level above, a bit per word of the level below, set while all its 64 bits
- * are.  A bit that fills its word fills a bit of the level above.
+ * are.  A bit that fills its word fills a bit of the level above.  The
+ * second tree (any_level) shares level 0: a bit that is alone in its word
+ * sets a bit of the level above.
  */
 static void take_slot(struct schedule *S, int id, struct coroutine *C)
 {
@@ -948,6 +970,12 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C)
 		*word |= UINT64_C(1) << i % 64;
 		if (*word != ~UINT64_C(0))
 			break;
+	}
+	i = (size_t)id;
+	for (int k = 0; k + 1 < SLOT_LEVELS; k++, i /= 64) {
+		if (any_level(S, k)[i / 64] != UINT64_C(1) << i % 64)
+			break;
+		S->any[k + 1][i / 64 / 64] |= UINT64_C(1) << i / 64 % 64;
 	}
 }
 
@@ -963,6 +991,12 @@ NOINLINE static void empty_slot(struct schedule *S, int id)
 		*word &= ~(UINT64_C(1) << i % 64);
 		if (!was_full)
 			break;
+	}
+	i = (size_t)id;
+	for (int k = 0; k + 1 < SLOT_LEVELS; k++, i /= 64) {
+		if (any_level(S, k)[i / 64] != 0)
+			break;
+		S->any[k + 1][i / 64 / 64] &= ~(UINT64_C(1) << i / 64 % 64);
 	}
 }
 
@@ -1370,4 +1404,41 @@ long coroutine_stack_size(struct schedule *S, int id)
 	if (S->co[id] == NULL)
 		return 0;
 	return (long)S->co[id]->size;
+}
+
+/*
+ * The first slot in use at or after slot i, or -1 when there is none: as
+ * next_free_slot, in the second tree (any_level) and after set bits.
+ */
+static int next_used_slot(const struct schedule *S, size_t i)
+{
+	size_t cap = (size_t)S->cap;
+	int k = 0;
+	for (;;) {
+		if (i >= level_bits(cap, k))
+			return -1;
+		uint64_t set = any_level(S, k)[i / 64] & ~UINT64_C(0) << i % 64;
+		if (set != 0) {
+			i = i / 64 * 64 + (size_t)__builtin_ctzll(set);
+			break;
+		}
+		if (++k == SLOT_LEVELS)
+			return -1;
+		i = i / 64 + 1; /* the next word of the level below */
+	}
+	while (k-- > 0)
+		i = i * 64 + (size_t)__builtin_ctzll(any_level(S, k)[i]);
+	return (int)i;
+}
+
+/* An addition to the original API: see coroutine.h. */
+int coroutine_next(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_next");
+	if (id < -1)
+		fail("coroutine_next: id %d is below -1 (-1 asks for the first coroutine)", id);
+	/* Read afresh at every call: coroutines made since the last one count. */
+	if (id >= S->cap - 1)
+		return -1;
+	return next_used_slot(S, (size_t)id + 1);
 }
