@@ -379,7 +379,7 @@ struct schedule {
 	char *stack;                 /* lowest address of the run stack */
 	struct coroutine **co;       /* cap slots, nco of them in use */
 	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
-	uint64_t *any[SLOT_LEVELS];  /* which words hold a slot in use: see take_slot */
+	uint64_t *any;               /* which words of used[0] are not 0: see take_slot */
 	int nco;
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
@@ -808,10 +808,9 @@ static size_t level_bits(size_t cap, int k)
 
 static void free_slot_levels(struct schedule *S)
 {
-	for (int k = 0; k < SLOT_LEVELS; k++) {
+	for (int k = 0; k < SLOT_LEVELS; k++)
 		free(S->used[k]);
-		free(S->any[k]);
-	}
+	free(S->any);
 }
 
 struct schedule *coroutine_open(void)
@@ -825,10 +824,8 @@ struct schedule *coroutine_open(void)
 		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
 		ok = ok && S->used[k] != NULL;
 	}
-	for (int k = 1; k < SLOT_LEVELS; k++) {
-		S->any[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->any[k]);
-		ok = ok && S->any[k] != NULL;
-	}
+	S->any = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, 1)), sizeof *S->any);
+	ok = ok && S->any != NULL;
 	if (!ok || !map_run_stack(S)) {
 		free_slot_levels(S);
 		free(S->co);
@@ -884,9 +881,8 @@ NOINLINE static int grow_slots(struct schedule *S)
 	for (int k = 0; k < SLOT_LEVELS; k++)
 		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
 			return -1;
-	for (int k = 1; k < SLOT_LEVELS; k++)
-		if (!grow_bitmap(&S->any[k], level_bits(cap, k), level_bits(2 * cap, k)))
-			return -1;
+	if (!grow_bitmap(&S->any, level_bits(cap, 1), level_bits(2 * cap, 1)))
+		return -1;
 	memset(co + cap, 0, cap * sizeof *co);
 	S->cap *= 2;
 	return (int)cap;
@@ -944,22 +940,12 @@ static int first_free_slot(const struct schedule *S)
 }
 
 /*
- * Level k of the second tree, which finds slots in use (coroutine_next):
- * level 0 is the first tree's, a bit per slot; at each level above, a bit
- * per word of the level below, set while any of its 64 bits is.
- */
-static uint64_t *any_level(const struct schedule *S, int k)
-{
-	return k == 0 ? S->used[0] : S->any[k];
-}
-
-/*
  * Puts C in the empty slot id.  The slots in use are kept in a tree of
  * bitmaps: at level 0 a bit per slot, set while the slot is in use; at each
  * level above, a bit per word of the level below, set while all its 64 bits
- * are.  A bit that fills its word fills a bit of the level above.  The
- * second tree (any_level) shares level 0: a bit that is alone in its word
- * sets a bit of the level above.
+ * are.  A bit that fills its word fills a bit of the level above.  Beside
+ * the tree, for coroutine_next, S->any has a bit per word of level 0, set
+ * while the word is not 0.
  */
 static void take_slot(struct schedule *S, int id, struct coroutine *C)
 {
@@ -971,12 +957,8 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C)
 		if (*word != ~UINT64_C(0))
 			break;
 	}
-	i = (size_t)id;
-	for (int k = 0; k + 1 < SLOT_LEVELS; k++, i /= 64) {
-		if (any_level(S, k)[i / 64] != UINT64_C(1) << i % 64)
-			break;
-		S->any[k + 1][i / 64 / 64] |= UINT64_C(1) << i / 64 % 64;
-	}
+	size_t w = (size_t)id / 64;
+	S->any[w / 64] |= UINT64_C(1) << w % 64;
 }
 
 /* Empties slot id.  A bit cleared in a full word clears a bit above.  Out
@@ -992,12 +974,9 @@ NOINLINE static void empty_slot(struct schedule *S, int id)
 		if (!was_full)
 			break;
 	}
-	i = (size_t)id;
-	for (int k = 0; k + 1 < SLOT_LEVELS; k++, i /= 64) {
-		if (any_level(S, k)[i / 64] != 0)
-			break;
-		S->any[k + 1][i / 64 / 64] &= ~(UINT64_C(1) << i / 64 % 64);
-	}
+	size_t w = (size_t)id / 64;
+	if (S->used[0][w] == 0)
+		S->any[w / 64] &= ~(UINT64_C(1) << w % 64);
 }
 
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
@@ -1406,29 +1385,37 @@ long coroutine_stack_size(struct schedule *S, int id)
 	return (long)S->co[id]->size;
 }
 
+/* The first set bit at or after bit i of a bitmap of n words, or n * 64. */
+static size_t first_set_bit(const uint64_t *bits, size_t n, size_t i)
+{
+	size_t w = i / 64;
+	if (w >= n)
+		return n * 64;
+	uint64_t set = bits[w] & ~UINT64_C(0) << i % 64;
+	while (set == 0) {
+		if (++w == n)
+			return n * 64;
+		set = bits[w];
+	}
+	return w * 64 + (size_t)__builtin_ctzll(set);
+}
+
 /*
- * The first slot in use at or after slot i, or -1 when there is none: as
- * next_free_slot, in the second tree (any_level) and after set bits.
+ * The first slot in use at or after slot i (< cap), or -1 when there is
+ * none: in i's own word of used[0], else in the next word that S->any says
+ * is not 0.  S->any skips 64 words of empty slots per step: a walk over a
+ * million slots reads 256 of its words.
  */
 static int next_used_slot(const struct schedule *S, size_t i)
 {
-	size_t cap = (size_t)S->cap;
-	int k = 0;
-	for (;;) {
-		if (i >= level_bits(cap, k))
-			return -1;
-		uint64_t set = any_level(S, k)[i / 64] & ~UINT64_C(0) << i % 64;
-		if (set != 0) {
-			i = i / 64 * 64 + (size_t)__builtin_ctzll(set);
-			break;
-		}
-		if (++k == SLOT_LEVELS)
-			return -1;
-		i = i / 64 + 1; /* the next word of the level below */
-	}
-	while (k-- > 0)
-		i = i * 64 + (size_t)__builtin_ctzll(any_level(S, k)[i]);
-	return (int)i;
+	uint64_t set = S->used[0][i / 64] & ~UINT64_C(0) << i % 64;
+	if (set != 0)
+		return (int)(i / 64 * 64 + (size_t)__builtin_ctzll(set));
+	size_t words = bitmap_words((size_t)S->cap);
+	size_t w = first_set_bit(S->any, bitmap_words(words), i / 64 + 1);
+	if (w >= words)
+		return -1;
+	return (int)(w * 64 + (size_t)__builtin_ctzll(S->used[0][w]));
 }
 
 /* An addition to the original API: see coroutine.h. */

@@ -153,7 +153,7 @@ COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
  * The smallest id greater than id whose slot holds a coroutine (ready,
  * running or suspended), or -1 when there is none: coroutine_next(S, -1)
  * is the first, and an id at or past the slot count gives -1.  Empty slots
- * cost little to skip, 64 at a time.  Made for the loop
+ * cost little to skip, 4096 at a time.  Made for the loop
  *
  *     for (id = coroutine_next(S, -1); id != -1; id = coroutine_next(S, id))
  *         coroutine_resume(S, id);

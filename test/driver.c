@@ -138,15 +138,16 @@ static void make_one_then_yield(struct schedule *S, void *ud)
 }
 
 /*
- * 8192 slots of which the kept ones (across 64-slot words and the 4096-slot
- * words of the level above) yield, and the others end, during the first
+ * 8192 slots of which the kept ones (across 64-slot words, and from 128 to
+ * 4160 across the 4096 slots of a word of the bitmap of words in use)
+ * yield, and the others end, during the first
  * walk; the first kept one makes a coroutine, which takes id 8192 (all
  * slots are in use) and must be met by the same walk.  The second walk
  * gives exactly the kept ones.
  */
 static const char *walks_slots(void)
 {
-	static const int keep[] = { 0, 63, 64, 127, 128, 4095, 4096, 8191 };
+	static const int keep[] = { 0, 63, 64, 127, 128, 4160, 8191 };
 	enum { CAP = 8192, KEPT = sizeof keep / sizeof keep[0] };
 	static char why[128];
 	int made = -1, k = 0, walked = 0, met_made = 0, id, last = -1;

@@ -169,9 +169,9 @@ static void test_open_fails_cleanly_at_every_allocation(void **state)
 		assert_int_equal(live, before);
 	}
 	/* The schedule, its slots, the six levels of its tree of slot bitmaps
-	 * and the five of the second tree's own (coroutine_next's), and its run
+	 * and the bitmap of its words in use (coroutine_next's), and its run
 	 * stack. */
-	assert_int_equal(failures, 14);
+	assert_int_equal(failures, 10);
 	assert_int_equal(live, before);
 }
 

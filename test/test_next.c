@@ -106,13 +106,17 @@ static void test_next_is_after_the_id_given_not_at_it(void **state)
 	coroutine_close(S);
 }
 
-/* Slot 63 ends the first 64-bit word, 4095 the first word of the level above. */
+/*
+ * Slot 63 ends the first 64-bit word of slots, 4095 the first 64 words (a
+ * word of the bitmap of words in use); 4160 to 12293 crosses two of those,
+ * one of them all empty.
+ */
 static void test_next_crosses_word_boundaries(void **state)
 {
-	static const int keep[] = { 0, 63, 64, 127, 128, 4095, 4096, 4160, 8191 };
-	struct schedule *S = open_keeping(8192, keep, 9, NULL);
+	static const int keep[] = { 0, 63, 64, 127, 128, 4095, 4096, 4160, 12293, 16383 };
+	struct schedule *S = open_keeping(16384, keep, 10, NULL);
 	(void)state;
-	assert_walk_is(S, keep, 9);
+	assert_walk_is(S, keep, 10);
 	coroutine_close(S);
 }
 
