@@ -146,9 +146,9 @@ COROUTINE_API void coroutine_yield(struct schedule *);
 COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
 
 /*
- * The second ADDITION to the original API, for a main loop that drives the coroutines
- * itself and needs to walk the slots (the original's users read S->cap and
- * S->co[i]; here the struct is opaque).
+ * The second ADDITION to the original API, for a main loop that drives
+ * the coroutines itself and needs to walk the slots (the original's users
+ * read S->cap and S->co[i]; here the struct is opaque).
  *
  * The smallest id greater than id whose slot holds a coroutine (ready,
  * running or suspended), or -1 when there is none: coroutine_next(S, -1)
