@@ -296,6 +296,8 @@ for target in ${CROSS-aarch64 mingw}; do
 		fi
 		runner=wine exe=.exe ;;
 	esac
+	step "$target: CMake, the library on its own through $(basename "$toolchain")" \
+		cmake_project . "$work/cross-$target-lib" -DCMAKE_TOOLCHAIN_FILE="$toolchain"
 	for linkage in static shared; do
 		build=$work/cross-$target-$linkage
 		on=$([ "$linkage" = shared ] && echo ON || echo OFF)
