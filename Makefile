@@ -715,7 +715,8 @@ bench-ir: bench-programs
 # ---- Consumers -----------------------------------------------------------------
 # C projects that get the library through CMake (add_subdirectory,
 # FetchContent, find_package), Meson (a subproject) and pkg-config, static
-# and shared, both backends; see test/consumers/run.sh.
+# and shared, both backends, installed and cross-built through the shipped
+# toolchain and cross files; see test/consumers/run.sh.
 consumer-test:
 	test/consumers/run.sh
 
@@ -739,7 +740,9 @@ help:
 	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"
 	@echo "make uninstall    remove what install put there"
 	@echo "make install-check  install into a scratch DESTDIR, build an example against it with pkg-config"
-	@echo "make consumer-test  C projects using the library through CMake, Meson and pkg-config"
+	@echo "make consumer-test  C projects using the library through CMake, Meson and pkg-config, built,"
+	@echo "                  installed and cross-built (aarch64 under qemu, MinGW under wine);"
+	@echo "                  the suite under Ninja Multi-Config (CROSS= COMBOS= select parts)"
 	@echo "make cross-test   the suite for aarch64, armv7 and i686, driver and outputs for riscv64,"
 	@echo "                  both backends, under qemu-user (-j2 runs two targets at a time)"
 	@echo "make musl-test    the asm backend against musl: driver and outputs; ucontext must refuse"

@@ -152,6 +152,25 @@ COROUTINE_API void coroutine_yield(struct schedule *);
  */
 COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
 
+/*
+ * The second ADDITION to the original API, for a main loop that drives
+ * the coroutines itself and needs to walk the slots (the original's users
+ * read S->cap and S->co[i]; here the struct is opaque).
+ *
+ * The smallest id greater than id whose slot holds a coroutine (ready,
+ * running or suspended), or -1 when there is none: coroutine_next(S, -1)
+ * is the first, and an id at or past the slot count gives -1.  Empty slots
+ * cost little to skip, 4096 at a time.  Made for the loop
+ *
+ *     for (id = coroutine_next(S, -1); id != -1; id = coroutine_next(S, id))
+ *         coroutine_resume(S, id);
+ *
+ * which stays right while coroutines finish or make others during the walk:
+ * a new coroutine with a higher id than the current one is met in the same
+ * pass, one with a lower id in the next.  An id below -1 aborts.
+ */
+COROUTINE_API int coroutine_next(struct schedule *, int id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,10 @@
  * Every coroutine_yield ends the entity's turn for this tick; the loop
  * resumes every entity once per tick.  There is no real time and no
  * sleeping, so the output is the same on every run.
+ *
+ * The loop keeps no list of the entities' coroutines: it walks the
+ * schedule's with coroutine_next, and an entity whose behaviour has ended
+ * has left the schedule.
  */
 #include "coroutine.h"
 #include <stdio.h>
@@ -25,6 +29,7 @@ struct entity {
 	int home;
 	int x;
 	enum activity doing;
+	coroutine_func behaviour;
 };
 
 /* ---- The helpers that behaviours are written with ---------------------- */
@@ -85,19 +90,28 @@ static void merchant(struct schedule *S, void *ud)
 	walk_to(S, e, e->home);
 }
 
+/* An entity's coroutine: its behaviour, then it is done. */
+static void live(struct schedule *S, void *ud)
+{
+	struct entity *e = ud;
+	e->behaviour(S, e);
+	e->doing = DONE;
+}
+
 /* ---- The game loop ------------------------------------------------------------ */
 
 static const char *const kinds[] = { "villager", "guard", "merchant" };
 static const coroutine_func behaviours[] = { villager, guard, merchant };
 
-static void spawn(struct schedule *S, struct entity *e, int i, int *id)
+static void spawn(struct schedule *S, struct entity *e, int i)
 {
 	e->name = (char)('A' + i);
 	e->kind = kinds[i % 3];
 	e->home = (i * 7 + 3) % STREET;
 	e->x = e->home;
 	e->doing = WAITING;
-	*id = coroutine_new(S, behaviours[i % 3], e);
+	e->behaviour = behaviours[i % 3];
+	coroutine_new(S, live, e);
 }
 
 /* The landmarks, above the columns of the tick lines. */
@@ -131,17 +145,16 @@ static void show_tick(int tick, const struct entity *e, int n)
 	printf("| walking %2d  waiting %2d  done %2d\n", count[WALKING], count[WAITING], count[DONE]);
 }
 
-/* Gives every entity still running its turn; returns how many are left. */
-static int play_tick(struct schedule *S, struct entity *e, const int *id, int n)
+/*
+ * Gives every entity still running its turn, in the order of their ids
+ * (the order they were spawned in); returns how many are left.
+ */
+static int play_tick(struct schedule *S)
 {
-	int i, left = 0;
-	for (i = 0; i < n; i++) {
-		if (e[i].doing == DONE)
-			continue;
-		coroutine_resume(S, id[i]);
-		if (coroutine_status(S, id[i]) == COROUTINE_DEAD)
-			e[i].doing = DONE;
-		else
+	int id, left = 0;
+	for (id = coroutine_next(S, -1); id != -1; id = coroutine_next(S, id)) {
+		coroutine_resume(S, id);
+		if (coroutine_status(S, id) != COROUTINE_DEAD)
 			left++;
 	}
 	return left;
@@ -153,15 +166,14 @@ int main(void)
 	/* In main's frame, not on the run stack: the loop reads the entities
 	 * while their coroutines are suspended (the shared-stack rule). */
 	struct entity entities[ENTITIES];
-	int id[ENTITIES];
 	int i, tick = 0, left;
 
 	for (i = 0; i < ENTITIES; i++)
-		spawn(S, &entities[i], i, &id[i]);
+		spawn(S, &entities[i], i);
 	show_street();
 	do {
 		show_tick(tick, entities, ENTITIES);
-		left = play_tick(S, entities, id, ENTITIES);
+		left = play_tick(S);
 		tick++;
 	} while (left > 0);
 	printf("all %d entities done after %d ticks\n", ENTITIES, tick);

@@ -3,8 +3,9 @@
  * Windows build under wine, riscv64 under qemu-user) or no fork: random
  * programs checked against the reference model (see model.h), and slices
  * from a few bytes to most of the run stack checked byte for byte after
- * every switch; values held in callee-saved registers and the rounding
- * mode, on each side of a switch.
+ * every switch; the walk over the slots in use (coroutine_next); values
+ * held in callee-saved registers and the rounding mode, on each side of a
+ * switch.
  *
  *     driver [RUNS]    (RUNS random programs, 60 unless given)
  *     driver --child NAME   (one of the cases that end the program: see
@@ -125,6 +126,70 @@ static const char *deep_slices(void)
 			result = why;
 		}
 	}
+	coroutine_close(S);
+	return result;
+}
+
+/* ---- Walking the slots (coroutine_next) ----------------------------------- */
+
+static void end_at_once(struct schedule *S, void *ud)
+{
+	(void)S;
+	(void)ud;
+}
+
+/* The first one to run makes one more coroutine; each yields once. */
+static void make_one_then_yield(struct schedule *S, void *ud)
+{
+	int *made = (int *)ud;
+	if (*made == -1)
+		*made = coroutine_new(S, end_at_once, NULL);
+	coroutine_yield(S);
+}
+
+/*
+ * 8192 slots of which the kept ones (across 64-slot words, and from 128 to
+ * 4160 across the 4096 slots of a word of the bitmap of words in use)
+ * yield, and the others end, during the first
+ * walk; the first kept one makes a coroutine, which takes id 8192 (all
+ * slots are in use) and must be met by the same walk.  The second walk
+ * gives exactly the kept ones.
+ */
+static const char *walks_slots(void)
+{
+	static const int keep[] = { 0, 63, 64, 127, 128, 4160, 8191 };
+	enum { CAP = 8192, KEPT = sizeof keep / sizeof keep[0] };
+	static char why[128];
+	int made = -1, k = 0, walked = 0, met_made = 0, id, last = -1;
+	struct schedule *S = coroutine_open();
+	if (S == NULL)
+		return "coroutine_open returned NULL";
+	for (int i = 0; i < CAP; i++) {
+		int kept = k < KEPT && keep[k] == i;
+		coroutine_new(S, kept ? make_one_then_yield : end_at_once, &made);
+		k += kept;
+	}
+	for (id = coroutine_next(S, -1); id != -1 && id > last; id = coroutine_next(S, id)) {
+		walked++;
+		met_made += id == made;
+		coroutine_resume(S, id);
+		last = id;
+	}
+	const char *result = NULL;
+	if (id != -1 || walked != CAP + 1 || made != CAP || !met_made) {
+		snprintf(why, sizeof why, "the first walk resumed %d of %d, then gave %d after %d; made %d, met %d",
+			 walked, CAP + 1, id, last, made, met_made);
+		result = why;
+	}
+	for (k = 0, id = coroutine_next(S, -1); result == NULL && k <= KEPT; k++, id = coroutine_next(S, id)) {
+		if (id != (k < KEPT ? keep[k] : -1)) {
+			snprintf(why, sizeof why, "the second walk gave %d where %d was kept", id,
+				 k < KEPT ? keep[k] : -1);
+			result = why;
+		}
+	}
+	if (result == NULL && coroutine_next(S, 2 * CAP) != -1)
+		result = "coroutine_next past the slots is not -1";
 	coroutine_close(S);
 	return result;
 }
@@ -661,6 +726,7 @@ int main(int argc, char **argv)
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 60;
 	report("random programs agree with the model", random_programs(runs));
 	report("deep slices survive every switch", deep_slices());
+	report("coroutine_next walks the slots in use", walks_slots());
 	report("callee-saved values survive every switch", callee_saved_values());
 	report("each side keeps its rounding mode", rounding_modes());
 #if COROUTINE_ASM

@@ -157,6 +157,27 @@ static void check_running(struct program *p)
 		disagree(p, "coroutine_running is %d, the model says %d", got, p->running);
 }
 
+/* coroutine_next walks exactly the slots the model says hold a coroutine. */
+static void check_walk(struct program *p)
+{
+	int got = coroutine_next(p->S, -1), want = -1;
+	for (;;) {
+		int after = want;
+		do
+			want++;
+		while (want < p->cap && p->status[want] == COROUTINE_DEAD);
+		if (want == p->cap)
+			want = -1;
+		if (got != want) {
+			disagree(p, "coroutine_next(%d) is %d, the model says %d", after, got, want);
+			return;
+		}
+		if (got == -1)
+			return;
+		got = coroutine_next(p->S, got);
+	}
+}
+
 /* ---- Coroutines ---------------------------------------------------------- */
 
 static void body(struct schedule *S, void *ud);
@@ -215,6 +236,7 @@ static int coroutine_step(struct task *t, int depth)
 	default:
 		check_running(p);
 		check_status(p, t->id);
+		check_walk(p);
 		return 1;
 	}
 }
@@ -264,6 +286,7 @@ static void resume(struct program *p, int id)
 	check_running(p);
 	for (int i = 0; i < p->cap && !p->failed; i++)
 		check_status(p, i);
+	check_walk(p);
 }
 
 static void main_step(struct program *p)

@@ -2,9 +2,10 @@
  * model.h - random programs checked against a reference model.
  *
  * A string of bytes spells a program: the main program creates coroutines,
- * resumes them and asks for their status; each coroutine calls itself
- * through frames of random size filled with random data, yields at random
- * depths, creates coroutines and asks for statuses.  Every answer of the
+ * resumes them, asks for their status and walks the slots in use
+ * (coroutine_next); each coroutine calls itself through frames of random
+ * size filled with random data, yields at random depths, creates
+ * coroutines, asks for statuses and walks the slots.  Every answer of the
  * library is compared with a small model of the ids and statuses (the
  * original's rules), and every frame's data is checked after every switch.
  *

@@ -1,5 +1,5 @@
 /*
- * test_stack_size.c - coroutine_stack_size, the one addition to the
+ * test_stack_size.c - coroutine_stack_size, the first addition to the
  * original API: how many bytes of run stack a coroutine held at its last
  * yield, i.e. what was copied out to its heap buffer.
  */

@@ -7,11 +7,17 @@
 #     `cmake --install` into a scratch prefix;
 #   - CMake consumers (test/consumers/*/CMakeLists.txt, `project(x C)`):
 #     add_subdirectory, FetchContent from a git repository, find_package
-#     after that install;
-#   - a Meson project with the library as a subproject (a wrap file);
+#     after that install; the first two install their programs, which must
+#     run from their prefix (the library installed with them);
+#   - a Meson project with the library as a subproject (a wrap file), whose
+#     setup must report coroutine.h's version;
 #   - pkg-config against the CMake install.
-# Then: make, CMake and Meson install the same coroutine.pc; CMake builds
-# the shared library with clang; for each backend, `make install-check`.
+# Then: make, CMake and Meson install the same coroutine.pc; README's
+# pkg-config recipes against `make install` into a private prefix; the
+# suite under Ninja Multi-Config (`ctest -C Release`); CMake builds the
+# shared library with clang; consumers cross-built through the shipped
+# toolchain and cross files (CROSS: aarch64 under qemu-user, mingw under
+# wine); for each backend, `make install-check`.
 #
 # Every consumer builds examples/generator.c, which must print
 # examples/generator.expected, and version.c, which fails unless the
@@ -63,6 +69,25 @@ check_programs() {
 	esac
 }
 
+# check_installed BUILD PREFIX LINKAGE: `cmake --install` of the consumer
+# BUILD into PREFIX installs programs that run from there, a shared build's
+# loading the libcoroutine.so installed with them (through their RPATH,
+# $ORIGIN/../lib), not the one in the build tree.
+check_installed() {
+	local build=$1 prefix=$2 linkage=$3 lib
+	rm -rf "$prefix"
+	step "  cmake --install $(basename "$build")" cmake --install "$build" --prefix "$prefix"
+	env -u LD_LIBRARY_PATH "$prefix/bin/generator" | diff -u examples/generator.expected - ||
+		fail "$prefix/bin/generator's output"
+	env -u LD_LIBRARY_PATH "$prefix/bin/version" > /dev/null || fail "$prefix/bin/version"
+	lib=$(env -u LD_LIBRARY_PATH ldd "$prefix/bin/generator" | awk '$1 ~ /^libcoroutine\.so/ { print $3 }')
+	case $linkage in
+	shared) [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$prefix/lib/libcoroutine.so.1")" ] ||
+			fail "installed, $prefix/bin/generator loads '$lib', not $prefix/lib/libcoroutine.so.1" ;;
+	static) [ -z "$lib" ] || fail "$prefix/bin/generator loads $lib, not the static library" ;;
+	esac
+}
+
 # no_tests DIR: the library's build tree DIR, inside a consumer's, holds
 # the library only: no test or example was built for the consumer.
 no_tests() {
@@ -111,7 +136,12 @@ cmake_suite() {
 	cmake_project . "$build" "$@" && (cd "$build" && ctest --output-on-failure)
 }
 
-# meson_project SOURCE BUILD [OPTION...]: sets up once, then builds.
+# The version coroutine.h defines, as 1.0.0.
+version=$(sed -n 's/^#define COROUTINE_VERSION_[A-Z]* \([0-9]*\)$/\1/p' coroutine.h | paste -sd.)
+
+# meson_project SOURCE BUILD [OPTION...]: sets up once, then builds (which
+# sets up again when a meson.build changed).  The setup must report the
+# subproject's version, coroutine.h's.
 # --force-fallback-for: the subproject even where coroutine is installed.
 meson_project() {
 	local source=$1 build=$2
@@ -120,7 +150,9 @@ meson_project() {
 		rm -rf "$build"
 		meson setup "$build" "$source" --force-fallback-for=coroutine "$@" || return 1
 	fi
-	ninja -C "$build"
+	ninja -C "$build" || return 1
+	grep -A1 '^Project name: coroutine$' "$build/meson-logs/meson-log.txt" |
+		grep -qx "Project version: $version" || { echo "meson setup did not report version $version"; return 1; }
 }
 
 # pkg_config_programs PREFIX DIR: the programs built by cc alone, with the
@@ -165,12 +197,14 @@ for combo in $combos; do
 		"$work/add_subdirectory-$combo" "${options[@]}" -DCOROUTINE_SOURCE_DIR="$root"
 	check_programs "$work/add_subdirectory-$combo" $linkage
 	no_tests "$work/add_subdirectory-$combo/coroutine"
+	check_installed "$work/add_subdirectory-$combo" "$work/installed-add_subdirectory-$combo" $linkage
 
 	step "$combo: CMake FetchContent" cmake_project "$consumers/fetchcontent" \
 		"$work/fetchcontent-$combo" "${options[@]}" -DCOROUTINE_GIT_URL="$snapshot" \
 		-DCOROUTINE_GIT_TAG="$tag"
 	check_programs "$work/fetchcontent-$combo" $linkage
 	no_tests "$work/fetchcontent-$combo/_deps/coroutine-build"
+	check_installed "$work/fetchcontent-$combo" "$work/installed-fetchcontent-$combo" $linkage
 
 	step "$combo: CMake find_package" cmake_project "$consumers/find_package" \
 		"$work/find_package-$combo" -DCMAKE_PREFIX_PATH="$prefix"
@@ -188,11 +222,99 @@ if [[ " $combos " == *" static-ucontext "* ]]; then
 	step "make, CMake and Meson install the same coroutine.pc" same_pc
 fi
 
+# README's recipes for a private prefix, word for word: the program linked
+# with the shared library finds it through its rpath, the other is linked
+# with the static library; neither needs LD_LIBRARY_PATH.
+private_prefix() {
+	local dir=$work/private
+	rm -rf "$dir"
+	make --no-print-directory install PREFIX="$dir/opt" || return 1
+	(
+		cd "$dir" && unset LD_LIBRARY_PATH && cp "$root/examples/generator.c" prog.c &&
+		export PKG_CONFIG_PATH=$dir/opt/lib/pkgconfig &&
+		cc prog.c $(pkg-config --cflags --libs coroutine) -Wl,-rpath,$(pkg-config --variable=libdir coroutine) -o prog &&
+		cc prog.c $(pkg-config --cflags coroutine) $(pkg-config --variable=libdir coroutine)/libcoroutine.a -o prog-static &&
+		ldd prog | grep "libcoroutine\.so\.1 => $dir/opt/lib/libcoroutine\.so\.1" &&
+		! ldd prog-static | grep libcoroutine &&
+		./prog | diff -u "$root/examples/generator.expected" - &&
+		./prog-static | diff -u "$root/examples/generator.expected" -
+	)
+}
+step "make install into a private prefix: README's pkg-config recipes" private_prefix
+
+# The suite under a multi-config generator, where each configuration's
+# programs live in a directory of their own.
+multi_config_suite() {
+	local build=$work/lib-multi-config
+	cmake -S . -B "$build" -G "Ninja Multi-Config" && cmake --build "$build" --config Release -j2 &&
+	(cd "$build" && ctest -C Release --output-on-failure)
+}
+step "Ninja Multi-Config: CMake, the library on its own, ctest -C Release" multi_config_suite
+
 # Debian's gcc links --as-needed, which hides a shared library linked with
 # a C++ runtime it does not use; clang does not hide it.
 CC=clang CXX=clang++ step "shared, clang: CMake, the library on its own, ctest" \
 	cmake_suite "$work/lib-shared-clang" -DBUILD_SHARED_LIBS=ON
 "$consumers/check-shared.sh" "$work/lib-shared-clang/libcoroutine.so"
+
+# ---- Cross builds through cmake/toolchains/ and meson/cross/ ----------------
+
+# run_cross RUNNER DIR EXE: DIR's generator and version, run by RUNNER
+# (qemu-aarch64 -L ..., or wine), do what they must (CRLFs dropped).
+run_cross() {
+	local runner=$1 dir=$2 exe=$3
+	$runner "$dir/generator$exe" | tr -d '\r' | diff -u examples/generator.expected - ||
+		fail "$dir/generator$exe's output"
+	$runner "$dir/version$exe" > /dev/null || fail "$dir/version$exe"
+}
+
+# mingw_dlls DIR: DIR's programs and DLLs need no DLL of MinGW's, only
+# Windows's and libcoroutine.dll.
+mingw_dlls() {
+	local f needs
+	for f in "$1"/*.exe "$1"/*.dll; do
+		[ -e "$f" ] || continue
+		needs=$(x86_64-w64-mingw32-objdump -p "$f" | sed -n 's/.*DLL Name: //p' |
+			grep -viE '^(kernel32|msvcrt|ucrtbase|libcoroutine)\.dll$|^api-ms-win-' || true)
+		[ -z "$needs" ] || fail "$f needs $needs"
+	done
+}
+
+for target in ${CROSS-aarch64 mingw}; do
+	case $target in
+	aarch64)
+		toolchain=$root/cmake/toolchains/aarch64-linux-gnu.cmake
+		cross_file=$root/meson/cross/aarch64-linux-gnu.ini
+		runner="qemu-aarch64 -L /usr/aarch64-linux-gnu" exe= ;;
+	mingw)
+		toolchain=$root/cmake/toolchains/x86_64-w64-mingw32.cmake
+		cross_file=$root/meson/cross/x86_64-w64-mingw32.ini
+		export WINEPREFIX=$work/wineprefix WINEDEBUG=-all
+		if [ ! -f "$WINEPREFIX/system.reg" ]; then
+			mkdir -p "$WINEPREFIX"
+			step "mingw: wine prefix" wine wineboot --init
+		fi
+		runner=wine exe=.exe ;;
+	esac
+	step "$target: CMake, the library on its own through $(basename "$toolchain")" \
+		cmake_project . "$work/cross-$target-lib" -DCMAKE_TOOLCHAIN_FILE="$toolchain"
+	for linkage in static shared; do
+		build=$work/cross-$target-$linkage
+		on=$([ "$linkage" = shared ] && echo ON || echo OFF)
+		step "$target, $linkage: CMake add_subdirectory through $(basename "$toolchain")" \
+			cmake_project "$consumers/add_subdirectory" "$build" -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+			-DBUILD_SHARED_LIBS=$on -DCOROUTINE_SOURCE_DIR="$root"
+		# Installed, a Windows program finds the DLL beside it in bin/.
+		rm -rf "$build-installed"
+		step "  cmake --install" cmake --install "$build" --prefix "$build-installed"
+		run_cross "$runner" "$build-installed/bin" "$exe"
+		[ "$target" != mingw ] || mingw_dlls "$build-installed/bin"
+	done
+	step "$target: Meson subproject through $(basename "$cross_file")" meson_project "$meson_src" \
+		"$work/meson-cross-$target" --cross-file "$cross_file" -Ddefault_library=static
+	run_cross "$runner" "$work/meson-cross-$target" "$exe"
+	[ "$target" != mingw ] || mingw_dlls "$work/meson-cross-$target"
+done
 
 # ucontext last: it is the backend a plain `make` selects.
 for backend in asm ucontext; do
