@@ -46,6 +46,8 @@ LIBOBJS_asm      := $(O)/coroutine.o $(O)/asm_switch.o
 PICOBJS_ucontext := $(O)/pic/coroutine.o
 PICOBJS_asm      := $(O)/pic/coroutine.o $(O)/pic/asm_switch.o
 DEFS_asm         := -DCOROUTINE_ASM=1
+# fiber: Emscripten's fibers, chosen by coroutine.cpp itself under Emscripten.
+LIBOBJS_fiber    := $(O)/coroutine.o
 
 WARN := -Wall -Wextra -Wpedantic
 # The library is C with a C++ spelling: no exceptions, no RTTI, so that a C
@@ -376,6 +378,34 @@ $(WINEPREFIX_DIR)/system.reg:
 windows-test: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack" check check-outputs
 
+# ---- WebAssembly (Emscripten) under node ------------------------------------------
+# Needs emscripten and nodejs.  coroutine.cpp picks Emscripten's fibers by
+# itself; programs link with -sASYNCIFY (README).  CMocka is not packaged
+# for wasm: what runs is what test-without-cmocka runs, test/driver.c and
+# the demo's and examples' outputs.  -sNODERAWFS lets the script example
+# read its files from the host.  Debian's emcc (3.1.6) finds node's acorn
+# through NODE_PATH; its loader would fetch() the .wasm under node 18 and
+# later, hence --no-experimental-fetch.  WASM_OPT picks the optimisation.
+EMCC     ?= emcc
+EMXX     ?= em++
+EMAR     ?= emar
+NODE     ?= node
+WASM_OPT ?= -O2
+WASM_B   := $(B)/wasm$(WASM_OPT)
+WASM_LDFLAGS := -sASYNCIFY -sALLOW_MEMORY_GROWTH=1
+WASM_VARS = B=$(WASM_B) BACKEND=fiber EXE=.js CC=$(EMCC) CXX=$(EMXX) AR=$(EMAR) \
+	CFLAGS="$(WASM_OPT)" CXXFLAGS="$(WASM_OPT)" LDFLAGS="$(WASM_OPT) $(WASM_LDFLAGS) -sNODERAWFS=1" \
+	RUN="$(NODE) --no-experimental-fetch"
+
+.PHONY: wasm-test
+wasm-test:
+	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) TESTS=driver check check-outputs
+	@echo "== script nesting too deep (examples/deep.txt)"
+	@$(NODE) --no-experimental-fetch $(WASM_B)/fiber/examples/script.js examples/deep.txt examples/scripts/hello.txt \
+		> $(WASM_B)/script-deep.out 2> $(WASM_B)/script-deep.err; test $$? = 1
+	@cmp examples/script-deep.expected $(WASM_B)/script-deep.out
+	@cmp examples/script-deep.stderr $(WASM_B)/script-deep.err
+
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
 # must have the entry points and the instructions of the ELF object of the
@@ -559,6 +589,8 @@ help:
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
 	@echo "                  win_stack under wine"
+	@echo "make wasm-test    build for WebAssembly with Emscripten, run demo, examples and driver"
+	@echo "                  under node (WASM_OPT=-O0..-O3, -O2 unless given)"
 	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"

@@ -109,6 +109,38 @@ static size_t buffer_capacity(void *buffer)
 {
 	return _msize(buffer);
 }
+#elif defined(__EMSCRIPTEN__)
+#include <malloc.h>
+#define PRINTF_FORMAT printf
+
+/*
+ * WebAssembly has no memory protection: linear memory is one array, every
+ * byte of it readable and writable.  The guard is then plain memory of the
+ * schedule's own, which no one else uses, below the run stack: a coroutine
+ * that runs off the end of the run stack by up to the guard's size writes
+ * there, over nothing that matters, and is not stopped.  What stops it is
+ * Emscripten's own check, when the program is linked with
+ * -sSTACK_OVERFLOW_CHECK=2: every function that takes stack space compares
+ * the stack pointer with the limits that each fiber switch sets to the run
+ * stack's, and aborts with "stack overflow".  Beyond the guard, an
+ * unchecked overflow overwrites the heap below it.
+ */
+static char *map_guarded(size_t guard, size_t len)
+{
+	(void)guard;
+	return (char *)aligned_alloc(16, len);
+}
+
+static void unmap_guarded(char *base, size_t len)
+{
+	(void)len;
+	free(base);
+}
+
+static size_t buffer_capacity(void *buffer)
+{
+	return malloc_usable_size(buffer);
+}
 #else
 #include <sys/mman.h>
 #define PRINTF_FORMAT printf
@@ -187,6 +219,29 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
 /* For a switch never to come back: what it saves goes where nobody looks. */
 #define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->gone, to)
+#elif defined(__EMSCRIPTEN__)
+/*
+ * WebAssembly: Emscripten's fibers.  Wasm code cannot reach its own call
+ * stack, so the switch rests on Asyncify (the link flag -sASYNCIFY), which
+ * rewrites every function that may reach a switch so that it can save its
+ * locals and where it stands ("unwind") and later pick up from there
+ * ("rewind").  A fiber is then two stacks: its C stack in linear memory
+ * (the run stack, for a coroutine), where the locals whose address is taken
+ * live, and its wasm frames, unwound into an asyncify buffer.  The first is
+ * the run stack's live slice, copied at a yield as on every backend; the
+ * second is the schedule's asyncify area, which a coroutine uses while it
+ * owns the run stack (see hand_over_frames).
+ */
+#define COROUTINE_FIBER 1
+#include <emscripten.h>
+#include <emscripten/fiber.h>
+struct coroutine_context {
+	emscripten_fiber_t fiber;
+};
+#define SWITCH_CONTEXT(from, to) emscripten_fiber_swap(&(from)->fiber, &(to)->fiber)
+/* A finished coroutine unwinds its last frames into the area from its
+ * start: nobody rewinds them, and the area has its full size for the next. */
+#define LEAVE_CONTEXT(S, to) ((S)->gone.fiber.asyncify_data.stack_ptr = (S)->frames, SWITCH_CONTEXT(&(S)->gone, to))
 #else
 #if defined(__linux__) && !defined(__GLIBC__)
 /* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
@@ -207,6 +262,9 @@ struct coroutine_context : ucontext_t {};
  * swapcontext would first save the whole FP environment (a tenth of the
  * cost of creating, running and freeing a coroutine). */
 #define LEAVE_CONTEXT(S, to) ((void)(S), setcontext(to))
+#endif
+#ifndef COROUTINE_FIBER
+#define COROUTINE_FIBER 0
 #endif
 
 /* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
@@ -357,6 +415,9 @@ struct coroutine {
 	const struct eh_state *thread; /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
 	int status;
+#if COROUTINE_FIBER
+	char *frames;     /* its wasm frames, while another owns the run stack */
+#endif
 #if COROUTINE_ASAN
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
 	char *shadow;     /* ASan's shadow of the saved slice; grows too */
@@ -386,8 +447,11 @@ struct schedule {
 	context main;                /* where coroutine_yield returns to */
 	struct eh_state *eh;         /* its thread's: see move_to_this_thread */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
-#if COROUTINE_ASM
+#if COROUTINE_ASM || COROUTINE_FIBER
 	context gone;                /* where a finished coroutine's last switch saves */
+#endif
+#if COROUTINE_FIBER
+	char *frames;                /* the asyncify areas: the owner's, then main's */
 #endif
 #if COROUTINE_ASAN
 	void *main_fake_stack;
@@ -740,6 +804,116 @@ static void asan_free_shadow(struct coroutine *C)
 #endif
 }
 
+/* ---- The wasm frames (Emscripten's fibers) ----------------------------------- */
+
+/*
+ * The asyncify area: where a coroutine's wasm frames are unwound at a
+ * yield.  What it must hold is the locals of every function between the
+ * coroutine's entry and its yield (spills, and the values the compiler kept
+ * in wasm locals rather than on the C stack), a few dozen bytes per call at
+ * -O2, more at -O0: deep recursion across a yield needs more.  main's wasm
+ * frames, unwound at each resume, have an area of the same size.
+ */
+#ifndef COROUTINE_ASYNCIFY_SIZE
+#define COROUTINE_ASYNCIFY_SIZE (64 * 1024)
+#endif
+#define ASYNCIFY_SIZE ((size_t)(COROUTINE_ASYNCIFY_SIZE))
+
+#if COROUTINE_FIBER
+/*
+ * Two things Emscripten's fibers (3.1.6) leave undone, done once per
+ * program in the JavaScript that runs the module.  When main returns after
+ * a switch, it returns into the fiber trampoline that rewound it, which
+ * drops the value: here it goes to exit(), as a return from main would.
+ * And when a switch unwinds more wasm frames than an area holds, Asyncify
+ * has written past its end and stops the program with "unreachable": the
+ * line printed first says what happened and what to do.
+ */
+EM_JS(void, fiber_hooks, (size_t area_size), {
+	if (Fibers.coroutineHooks)
+		return;
+	Fibers.coroutineHooks = true;
+	var rewind = Asyncify.doRewind;
+	Asyncify.doRewind = function(data) {
+		var name = Asyncify.callStackIdToName[HEAP32[(data + 8) >> 2]];
+		var status = rewind(data);
+		if (!Fibers.nextFiber && (name == 'main' || name == '__main_argc_argv'))
+			exit(status, true);
+		return status;
+	};
+	var onAbort = Module['onAbort'];
+	Module['onAbort'] = function(what) {
+		var data = Asyncify.currData;
+		if (data && HEAPU32[data >> 2] > HEAPU32[(data + 4) >> 2])
+			err('coroutine: a switch unwound ' + (HEAPU32[data >> 2] - HEAPU32[(data + 4) >> 2] + area_size) +
+			    ' bytes of wasm frames into an asyncify area of ' + area_size +
+			    ': build coroutine.cpp with a larger -DCOROUTINE_ASYNCIFY_SIZE');
+		if (onAbort)
+			onAbort(what);
+	};
+});
+
+/* Bytes of wasm frames that C's last unwind left in the area. */
+static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
+{
+	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
+}
+#endif
+
+/*
+ * Hands the asyncify area over to C, or to a coroutine that starts (C
+ * NULL), with the run stack.  Every coroutine's fiber unwinds into the
+ * schedule's area, and its frames stay there while it owns the run stack:
+ * resuming the owner copies nothing.  When the run stack changes hands, the
+ * owner's frames go to a buffer of its own, grown like its block, and C's
+ * come back.
+ */
+static void hand_over_frames(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_FIBER
+	struct coroutine *owner = S->owner;
+	if (owner != NULL) {
+		size_t n = unwound_bytes(S, owner);
+		if (owner->frames == NULL || buffer_capacity(owner->frames) < n) {
+			free(owner->frames);
+			owner->frames = (char *)malloc(n);
+			if (owner->frames == NULL)
+				fail("coroutine_resume: out of memory saving %zu bytes of wasm frames", n);
+		}
+		memcpy(owner->frames, S->frames, n);
+	}
+	if (C != NULL)
+		memcpy(S->frames, C->frames, unwound_bytes(S, C));
+#else
+	(void)S, (void)C;
+#endif
+}
+
+/* The asyncify areas, and main's fiber: 0 when out of memory. */
+static int make_frames(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	S->frames = (char *)malloc(2 * ASYNCIFY_SIZE);
+	if (S->frames == NULL)
+		return 0;
+	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
+	emscripten_fiber_init_from_current_context(&S->gone.fiber, S->frames, ASYNCIFY_SIZE);
+	fiber_hooks(ASYNCIFY_SIZE);
+#else
+	(void)S;
+#endif
+	return 1;
+}
+
+static void free_frames(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	free(S->frames);
+#else
+	(void)S;
+#endif
+}
+
 /* ---- Creating and deleting ---------------------------------------------- */
 
 static struct coroutine *new_coroutine(coroutine_func func, void *ud)
@@ -754,6 +928,9 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->start.ud = ud;
 	C->size = 0;
 	C->status = COROUTINE_READY;
+#if COROUTINE_FIBER
+	C->frames = NULL;
+#endif
 #if COROUTINE_ASAN
 	C->fake_stack = NULL;
 	C->shadow = NULL;
@@ -764,6 +941,9 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 static void delete_coroutine(struct coroutine *C)
 {
 	asan_free_shadow(C);
+#if COROUTINE_FIBER
+	free(C->frames);
+#endif
 	free(C);
 }
 
@@ -772,6 +952,10 @@ static int map_run_stack(struct schedule *S)
 	char *base = map_guarded(GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 	if (base == NULL)
 		return 0;
+	if (!make_frames(S)) {
+		unmap_guarded(base, GUARD_SIZE + MAPPED_STACK_SIZE);
+		return 0;
+	}
 	S->stack = base + GUARD_SIZE;
 #if COROUTINE_VALGRIND
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
@@ -788,6 +972,7 @@ static void unmap_run_stack(struct schedule *S)
 	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
 #endif
 	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
+	free_frames(S);
 }
 
 /* Words of a bitmap of n bits. */
@@ -1046,6 +1231,18 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 	(void)C;
 	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S, S->stack, S->stack - GUARD_SIZE);
 }
+#elif COROUTINE_FIBER
+static void enter_fiber(void *S)
+{
+	run_coroutine((struct schedule *)S);
+}
+
+/* Its C stack is the run stack; its wasm frames go to the schedule's area. */
+static void start_coroutine(struct schedule *S, struct coroutine *C)
+{
+	emscripten_fiber_init(&C->ctx.fiber, enter_fiber, S, S->stack, STACK_SIZE, S->frames, ASYNCIFY_SIZE);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
+}
 #else
 /* makecontext passes int arguments only, so the pointer travels in halves. */
 static void run_coroutine_ucontext(uint32_t low, uint32_t high)
@@ -1100,6 +1297,7 @@ NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
 	restore_stack(S, C);
+	hand_over_frames(S, C);
 	S->owner = C;
 	continue_owner(S);
 }
@@ -1132,6 +1330,7 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 		     "resume it on that thread", id);
 	S->running = id;
 	forget_run_stack(S);
+	hand_over_frames(S, NULL);
 	S->owner = C;
 	C->status = COROUTINE_RUNNING;
 	static const struct eh_state none = {};
