@@ -405,6 +405,25 @@ wasm-test:
 		> $(WASM_B)/script-deep.out 2> $(WASM_B)/script-deep.err; test $$? = 1
 	@cmp examples/script-deep.expected $(WASM_B)/script-deep.out
 	@cmp examples/script-deep.stderr $(WASM_B)/script-deep.err
+	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) \
+		B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
+	@echo "== test/wasm_faults.sh"
+	@test/wasm_faults.sh "$(NODE) --no-experimental-fetch" $(WASM_B)/faults/fiber/wasm_faults.js
+
+# The wasm twin of bench: the fiber backend beside Emscripten's own fiber
+# round trip, under node, built with WASM_OPT (-O2 unless given).
+.PHONY: bench-wasm
+bench-wasm:
+	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) $(WASM_B)/fiber/bench_wasm.js
+	$(NODE) --no-experimental-fetch $(WASM_B)/fiber/bench_wasm.js
+
+$(O)/bench_wasm.js: bench/bench_wasm.c coroutine.h $(O)/libcoroutine.a
+	$(CC) -I. $(WARN) $(CFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
+
+# What stops a wasm program: built with a 4 KiB asyncify area, and with
+# Emscripten's check of the stack pointer in every function.
+$(O)/wasm_faults.js: $(O)/wasm_faults.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) -sSTACK_OVERFLOW_CHECK=2 $^ -o $@
 
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
@@ -591,6 +610,7 @@ help:
 	@echo "                  win_stack under wine"
 	@echo "make wasm-test    build for WebAssembly with Emscripten, run demo, examples and driver"
 	@echo "                  under node (WASM_OPT=-O0..-O3, -O2 unless given)"
+	@echo "make bench-wasm   time the fiber backend beside Emscripten's own fiber round trip, under node"
 	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"

@@ -632,6 +632,9 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 
 /* Slices are whole blocks of this many bytes: see slice_bottom. */
 #define BLOCK 16
+/* The fewest bytes a live slice has: a return address at least, but on
+ * wasm none, when the coroutine keeps all its frames in wasm locals. */
+#define MIN_SLICE (COROUTINE_FIBER ? 0 : 1)
 
 /* ---- Where a yield saves: it grows, never shrinks ------------------------ */
 
@@ -822,9 +825,11 @@ static void asan_free_shadow(struct coroutine *C)
 #if COROUTINE_FIBER
 /*
  * Two things Emscripten's fibers (3.1.6) leave undone, done once per
- * program in the JavaScript that runs the module.  When main returns after
- * a switch, it returns into the fiber trampoline that rewound it, which
- * drops the value: here it goes to exit(), as a return from main would.
+ * program in the JavaScript that runs the module (the names are those of
+ * Emscripten's runtime there).  When main returns after a switch, it
+ * returns into the fiber trampoline that rewound it, which drops the value
+ * (the program would exit with 0): here it goes to exit(), as a return
+ * from main would.
  * And when a switch unwinds more wasm frames than an area holds, Asyncify
  * has written past its end and stops the program with "unreachable": the
  * line printed first says what happened and what to do.
@@ -835,9 +840,11 @@ EM_JS(void, fiber_hooks, (size_t area_size), {
 	Fibers.coroutineHooks = true;
 	var rewind = Asyncify.doRewind;
 	Asyncify.doRewind = function(data) {
-		var name = Asyncify.callStackIdToName[HEAP32[(data + 8) >> 2]];
 		var status = rewind(data);
-		if (!Fibers.nextFiber && (name == 'main' || name == '__main_argc_argv'))
+		/* Until main has returned for good, everything runs inside the
+		 * first call of main, and a rewound call that returns with no
+		 * switch to follow is main's: a coroutine never returns. */
+		if (typeof calledMain != 'undefined' && !calledMain && !Fibers.nextFiber)
 			exit(status, true);
 		return status;
 	};
@@ -889,26 +896,24 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
 #endif
 }
 
-/* The asyncify areas, and main's fiber: 0 when out of memory. */
-static int make_frames(struct schedule *S)
+/*
+ * The asyncify areas, the coroutines' then main's, and main's fiber.  They
+ * take the lowest bytes of the guard below the run stack (see map_guarded):
+ * Asyncify writes a switch's frames first and checks the area's end after,
+ * so an area that overflows overwrites what lies above it, which must then
+ * be nothing that the report of the overflow reads (the fibers are in the
+ * schedule and the coroutines) nor anything of anyone else's.
+ */
+static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
+	      "the asyncify areas must leave most of the guard free");
+
+static void make_frames(struct schedule *S)
 {
 #if COROUTINE_FIBER
-	S->frames = (char *)malloc(2 * ASYNCIFY_SIZE);
-	if (S->frames == NULL)
-		return 0;
+	S->frames = S->stack - GUARD_SIZE;
 	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
 	emscripten_fiber_init_from_current_context(&S->gone.fiber, S->frames, ASYNCIFY_SIZE);
 	fiber_hooks(ASYNCIFY_SIZE);
-#else
-	(void)S;
-#endif
-	return 1;
-}
-
-static void free_frames(struct schedule *S)
-{
-#if COROUTINE_FIBER
-	free(S->frames);
 #else
 	(void)S;
 #endif
@@ -952,11 +957,8 @@ static int map_run_stack(struct schedule *S)
 	char *base = map_guarded(GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 	if (base == NULL)
 		return 0;
-	if (!make_frames(S)) {
-		unmap_guarded(base, GUARD_SIZE + MAPPED_STACK_SIZE);
-		return 0;
-	}
 	S->stack = base + GUARD_SIZE;
+	make_frames(S);
 #if COROUTINE_VALGRIND
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
 	S->memcheck = memcheck_watches();
@@ -972,7 +974,6 @@ static void unmap_run_stack(struct schedule *S)
 	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
 #endif
 	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
-	free_frames(S);
 }
 
 /* Words of a bitmap of n bits. */
@@ -1463,7 +1464,7 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 	char dummy = 0;
 	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
-	if (bottom < S->stack || bottom >= top)
+	if (bottom < S->stack || top - bottom < MIN_SLICE)
 		fail("coroutine_yield: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
 		     top - bottom, STACK_SIZE);

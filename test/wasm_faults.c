@@ -1,0 +1,112 @@
+/*
+ * wasm_faults.c - what stops a WebAssembly program, and what does not
+ * (make wasm-test runs it under node and checks its status and the first
+ * line of its stderr).
+ *
+ *     wasm_faults misuse        resumes from inside a coroutine: the
+ *                               library's one-line message, as everywhere
+ *     wasm_faults frames DEPTH  yields DEPTH calls deep, twice, beside a
+ *                               second coroutine that takes the asyncify
+ *                               area in between; prints "frames ok" when
+ *                               the wasm frames fit the area, and is
+ *                               stopped with the library's line when not
+ *     wasm_faults overflow      a coroutine that runs off the run stack:
+ *                               stopped by Emscripten's check when linked
+ *                               with -sSTACK_OVERFLOW_CHECK=2
+ */
+#include "coroutine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void resume_from_inside(struct schedule *S, void *ud)
+{
+	(void)ud;
+	coroutine_resume(S, 0);
+}
+
+/* Recursion that the compiler cannot flatten: each level adds its locals
+ * to the wasm frames a yield unwinds.  Returns a sum that depends on every
+ * level, checked by the caller. */
+static int nest(struct schedule *S, int depth)
+{
+	volatile int here = depth;
+	if (depth == 0) {
+		coroutine_yield(S);
+		coroutine_yield(S);
+		return 0;
+	}
+	return here + nest(S, depth - 1);
+}
+
+struct nesting {
+	int depth;
+	int sum;
+};
+
+static void nest_and_yield(struct schedule *S, void *ud)
+{
+	struct nesting *n = (struct nesting *)ud;
+	n->sum = nest(S, n->depth);
+}
+
+static int frames(int depth)
+{
+	struct schedule *S = coroutine_open();
+	struct nesting deep = { depth, -1 }, shallow = { 1, -1 };
+	coroutine_new(S, nest_and_yield, &deep);
+	coroutine_new(S, nest_and_yield, &shallow);
+	while (coroutine_status(S, 0) != COROUTINE_DEAD || coroutine_status(S, 1) != COROUTINE_DEAD) {
+		coroutine_resume(S, 0);
+		coroutine_resume(S, 1);
+	}
+	coroutine_close(S);
+	if (deep.sum != depth * (depth + 1) / 2 || shallow.sum != 1) {
+		printf("frames wrong: sums %d and %d\n", deep.sum, shallow.sum);
+		return 1;
+	}
+	printf("frames ok\n");
+	return 0;
+}
+
+/* Each level holds 64 KiB of the run stack until the level below returns:
+ * the 17th is past its end. */
+__attribute__((noinline)) static int run_off(int levels)
+{
+	char block[64 * 1024];
+	block[0] = (char)levels;
+	/* The whole block escapes: the compiler cannot shrink it. */
+	__asm__ volatile("" : : "r"(block) : "memory");
+	int below = levels == 0 ? 0 : run_off(levels - 1);
+	return below + block[0];
+}
+
+static void overflow_run_stack(struct schedule *S, void *ud)
+{
+	(void)S;
+	*(int *)ud = run_off(20);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+	struct schedule *S = coroutine_open();
+	if (strcmp(what, "misuse") == 0) {
+		coroutine_new(S, resume_from_inside, NULL);
+		coroutine_resume(S, 0);
+	} else if (strcmp(what, "frames") == 0 && argc > 2) {
+		coroutine_close(S);
+		return frames(atoi(argv[2]));
+	} else if (strcmp(what, "overflow") == 0) {
+		int sum = 0;
+		coroutine_new(S, overflow_run_stack, &sum);
+		coroutine_resume(S, 0);
+		printf("ran off the run stack unchecked: %d\n", sum);
+	} else {
+		fprintf(stderr, "usage: %s misuse | frames DEPTH | overflow\n", argv[0]);
+		return 2;
+	}
+	coroutine_close(S);
+	return 0;
+}
