@@ -116,14 +116,14 @@ static size_t buffer_capacity(void *buffer)
 /*
  * WebAssembly has no memory protection: linear memory is one array, every
  * byte of it readable and writable.  The guard is then plain memory of the
- * schedule's own, which no one else uses, below the run stack: a coroutine
- * that runs off the end of the run stack by up to the guard's size writes
- * there, over nothing that matters, and is not stopped.  What stops it is
- * Emscripten's own check, when the program is linked with
- * -sSTACK_OVERFLOW_CHECK=2: every function that takes stack space compares
- * the stack pointer with the limits that each fiber switch sets to the run
- * stack's, and aborts with "stack overflow".  Beyond the guard, an
- * unchecked overflow overwrites the heap below it.
+ * schedule's own below the run stack: a coroutine that runs off the end of
+ * the run stack writes there, over nothing that matters, and is not
+ * stopped, until it reaches the asyncify areas at the guard's bottom (see
+ * make_frames), then the heap.  What stops it is Emscripten's own check,
+ * when the program is linked with -sSTACK_OVERFLOW_CHECK=2: every function
+ * that takes stack space compares the stack pointer with the limits that
+ * each fiber switch sets to the run stack's, and aborts with "stack
+ * overflow".
  */
 static char *map_guarded(size_t guard, size_t len)
 {

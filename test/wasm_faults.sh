@@ -27,8 +27,8 @@ expect() {
 
 expect "misuse stops with the library's line" fails \
 	"coroutine_resume: called from inside coroutine 0; only the main program may resume" misuse
-expect "wasm frames that fit the asyncify area survive" 0 "" frames 100
-grep -qx "frames ok" "$program.out" || { echo "FAIL frames 100 printed: $(cat "$program.out")"; fails=$((fails + 1)); }
+expect "wasm frames that fit the asyncify area survive" 0 "" frames 30
+grep -qx "frames ok" "$program.out" || { echo "FAIL frames 30 printed: $(cat "$program.out")"; fails=$((fails + 1)); }
 expect "wasm frames that overflow the asyncify area stop with the library's line" fails \
 	"coroutine: a switch unwound " frames 1000
 grep -q "larger -DCOROUTINE_ASYNCIFY_SIZE" "$program.err" || { echo "FAIL the overflow line names no remedy"; fails=$((fails + 1)); }
