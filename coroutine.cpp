@@ -235,6 +235,7 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
 #define COROUTINE_FIBER 1
 #include <emscripten.h>
 #include <emscripten/fiber.h>
+#include <emscripten/stack.h>
 struct coroutine_context {
 	emscripten_fiber_t fiber;
 };
@@ -897,6 +898,22 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
 }
 
 /*
+ * The bounds of the C stack that main's fiber runs on, which each switch
+ * back to main makes the stack's limits again (they are what
+ * -sSTACK_OVERFLOW_CHECK=2 checks against): the resumer's, which is a
+ * coroutine of another schedule when schedules nest.
+ */
+static void note_main_stack(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	S->main.fiber.stack_base = (void *)emscripten_stack_get_base();
+	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
+#else
+	(void)S;
+#endif
+}
+
+/*
  * The asyncify areas, the coroutines' then main's, and main's fiber.  They
  * take the lowest bytes of the guard below the run stack (see map_guarded):
  * Asyncify writes a switch's frames first and checks the area's end after,
@@ -1285,6 +1302,7 @@ static void continue_owner(struct schedule *S)
 	C->status = COROUTINE_RUNNING;
 	take_eh_state(S, &C->eh);
 	asan_leave_main(S);
+	note_main_stack(S);
 	SWITCH_CONTEXT(&S->main, &C->ctx);
 	asan_back_in_main(S);
 }
@@ -1337,6 +1355,7 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	static const struct eh_state none = {};
 	take_eh_state(S, &none);
 	asan_leave_main(S);
+	note_main_stack(S);
 	start_coroutine(S, C);
 	asan_back_in_main(S);
 }

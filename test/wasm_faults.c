@@ -10,6 +10,8 @@
  *                               area in between; prints "frames ok" when
  *                               the wasm frames fit the area, and is
  *                               stopped with the library's line when not
+ *     wasm_faults nested        a coroutine of one schedule resumes the
+ *                               coroutines of another; prints "nested ok"
  *     wasm_faults overflow      a coroutine that runs off the run stack:
  *                               stopped by Emscripten's check when linked
  *                               with -sSTACK_OVERFLOW_CHECK=2
@@ -70,6 +72,59 @@ static int frames(int depth)
 	return 0;
 }
 
+/* Counts to 3, a yield after each step. */
+static void count(struct schedule *S, void *ud)
+{
+	for (int i = 0; i < 3; i++) {
+		++*(int *)ud;
+		coroutine_yield(S);
+	}
+}
+
+struct inner {
+	struct schedule *schedule; /* opened by main, or NULL: by the coroutine */
+	int sum;
+};
+
+/* Runs two counters of an inner schedule to the end, yielding to its own
+ * main between their steps. */
+static void run_inner_schedule(struct schedule *S, void *ud)
+{
+	struct inner *in = (struct inner *)ud;
+	struct schedule *inner = in->schedule ? in->schedule : coroutine_open();
+	int counted[2] = { 0, 0 };
+	coroutine_new(inner, count, &counted[0]);
+	coroutine_new(inner, count, &counted[1]);
+	while (coroutine_status(inner, 0) != COROUTINE_DEAD || coroutine_status(inner, 1) != COROUTINE_DEAD) {
+		coroutine_resume(inner, 0);
+		coroutine_resume(inner, 1);
+		coroutine_yield(S);
+	}
+	coroutine_close(inner);
+	in->sum = counted[0] + counted[1];
+}
+
+/* The inner schedules opened in main and in a coroutine: main's fiber is
+ * then a coroutine of the outer schedule, whose C stack is the outer run
+ * stack (which -sSTACK_OVERFLOW_CHECK=2 must be told). */
+static int nested(struct schedule *S)
+{
+	struct inner in[2] = { { coroutine_open(), 0 }, { NULL, 0 } };
+	coroutine_new(S, run_inner_schedule, &in[0]);
+	coroutine_new(S, run_inner_schedule, &in[1]);
+	while (coroutine_status(S, 0) != COROUTINE_DEAD || coroutine_status(S, 1) != COROUTINE_DEAD) {
+		coroutine_resume(S, 0);
+		coroutine_resume(S, 1);
+	}
+	coroutine_close(S);
+	if (in[0].sum != 6 || in[1].sum != 6) {
+		printf("nested wrong: %d and %d\n", in[0].sum, in[1].sum);
+		return 1;
+	}
+	printf("nested ok\n");
+	return 0;
+}
+
 /* Each level holds 64 KiB of the run stack until the level below returns:
  * the 17th is past its end. */
 __attribute__((noinline)) static int run_off(int levels)
@@ -98,13 +153,15 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "frames") == 0 && argc > 2) {
 		coroutine_close(S);
 		return frames(atoi(argv[2]));
+	} else if (strcmp(what, "nested") == 0) {
+		return nested(S);
 	} else if (strcmp(what, "overflow") == 0) {
 		int sum = 0;
 		coroutine_new(S, overflow_run_stack, &sum);
 		coroutine_resume(S, 0);
 		printf("ran off the run stack unchecked: %d\n", sum);
 	} else {
-		fprintf(stderr, "usage: %s misuse | frames DEPTH | overflow\n", argv[0]);
+		fprintf(stderr, "usage: %s misuse | frames DEPTH | nested | overflow\n", argv[0]);
 		return 2;
 	}
 	coroutine_close(S);
