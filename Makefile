@@ -385,7 +385,10 @@ windows-test: $(WINEPREFIX_DIR)/system.reg
 # the demo's and examples' outputs.  -sNODERAWFS lets the script example
 # read its files from the host.  Debian's emcc (3.1.6) finds node's acorn
 # through NODE_PATH; its loader would fetch() the .wasm under node 18 and
-# later, hence --no-experimental-fetch.  WASM_OPT picks the optimisation.
+# later, hence --no-experimental-fetch.  Its system libraries come built, in
+# a frozen cache under /usr/share/emscripten (so no EM_CACHE: another cache
+# would have to be built, which the frozen setting forbids).  WASM_OPT picks
+# the optimisation.
 EMCC     ?= emcc
 EMXX     ?= em++
 EMAR     ?= emar
