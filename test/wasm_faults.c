@@ -10,6 +10,8 @@
  *                               area in between; prints "frames ok" when
  *                               the wasm frames fit the area, and is
  *                               stopped with the library's line when not
+ *     wasm_faults resume DEPTH  resumes a coroutine from DEPTH calls deep in
+ *                               main, whose wasm frames go to main's area
  *     wasm_faults nested        a coroutine of one schedule resumes the
  *                               coroutines of another; prints "nested ok"
  *     wasm_faults overflow      a coroutine that runs off the run stack:
@@ -70,6 +72,25 @@ static int frames(int depth)
 	}
 	printf("frames ok\n");
 	return 0;
+}
+
+static void yield_once(struct schedule *S, void *ud)
+{
+	(void)ud;
+	coroutine_yield(S);
+}
+
+/* Resumes coroutine 0 twice from depth calls down; returns a sum that
+ * depends on every level. */
+static int resume_from(struct schedule *S, int depth)
+{
+	volatile int here = depth;
+	if (depth == 0) {
+		coroutine_resume(S, 0);
+		coroutine_resume(S, 0);
+		return 0;
+	}
+	return here + resume_from(S, depth - 1);
 }
 
 /* Counts to 3, a yield after each step. */
@@ -153,6 +174,11 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "frames") == 0 && argc > 2) {
 		coroutine_close(S);
 		return frames(atoi(argv[2]));
+	} else if (strcmp(what, "resume") == 0 && argc > 2) {
+		int depth = atoi(argv[2]);
+		coroutine_new(S, yield_once, NULL);
+		int sum = resume_from(S, depth);
+		printf("resume %s\n", sum == depth * (depth + 1) / 2 && coroutine_status(S, 0) == COROUTINE_DEAD ? "ok" : "wrong");
 	} else if (strcmp(what, "nested") == 0) {
 		return nested(S);
 	} else if (strcmp(what, "overflow") == 0) {
@@ -161,7 +187,7 @@ int main(int argc, char **argv)
 		coroutine_resume(S, 0);
 		printf("ran off the run stack unchecked: %d\n", sum);
 	} else {
-		fprintf(stderr, "usage: %s misuse | frames DEPTH | nested | overflow\n", argv[0]);
+		fprintf(stderr, "usage: %s misuse | frames DEPTH | resume DEPTH | nested | overflow\n", argv[0]);
 		return 2;
 	}
 	coroutine_close(S);

@@ -32,6 +32,10 @@ grep -qx "frames ok" "$program.out" || { echo "FAIL frames 30 printed: $(cat "$p
 expect "wasm frames that overflow the asyncify area stop with the library's line" fails \
 	"coroutine: a switch unwound " frames 1000
 grep -q "larger -DCOROUTINE_ASYNCIFY_SIZE" "$program.err" || { echo "FAIL the overflow line names no remedy"; fails=$((fails + 1)); }
+expect "main's wasm frames that fit its area survive a resume" 0 "" resume 30
+grep -qx "resume ok" "$program.out" || { echo "FAIL resume 30 printed: $(cat "$program.out")"; fails=$((fails + 1)); }
+expect "main's wasm frames that overflow its area stop with the library's line" fails \
+	"coroutine: a switch unwound " resume 1000
 expect "a coroutine resumes another schedule's coroutines" 0 "" nested
 grep -qx "nested ok" "$program.out" || { echo "FAIL nested printed: $(cat "$program.out")"; fails=$((fails + 1)); }
 expect "running off the run stack stops with -sSTACK_OVERFLOW_CHECK=2" fails \
