@@ -381,14 +381,15 @@ windows-test: $(WINEPREFIX_DIR)/system.reg
 # ---- WebAssembly (Emscripten) under node ------------------------------------------
 # Needs emscripten and nodejs.  coroutine.cpp picks Emscripten's fibers by
 # itself; programs link with -sASYNCIFY (README).  CMocka is not packaged
-# for wasm: what runs is what test-without-cmocka runs, test/driver.c and
-# the demo's and examples' outputs.  -sNODERAWFS lets the script example
-# read its files from the host.  Debian's emcc (3.1.6) finds node's acorn
-# through NODE_PATH; its loader would fetch() the .wasm under node 18 and
-# later, hence --no-experimental-fetch.  Its system libraries come built, in
-# a frozen cache under /usr/share/emscripten (so no EM_CACHE: another cache
-# would have to be built, which the frozen setting forbids).  WASM_OPT picks
-# the optimisation.
+# for wasm (and its tests fork): what runs is what test-without-cmocka runs,
+# test/driver.c and the demo's and examples' outputs, then
+# test/wasm_faults.c.  -sNODERAWFS lets the script example read its files
+# from the host.  Debian's emcc (3.1.6) finds node's acorn through
+# NODE_PATH; its loader would fetch() the .wasm under node 18 and later,
+# hence --no-experimental-fetch.  Its system libraries come built, in a
+# frozen cache under /usr/share/emscripten (so no EM_CACHE: another cache
+# would have to be built, which the frozen setting forbids).  WASM_OPT
+# picks the optimisation.
 EMCC     ?= emcc
 EMXX     ?= em++
 EMAR     ?= emar
@@ -611,8 +612,8 @@ help:
 	@echo "make test-without-cmocka  test/driver.c and the demo's and examples' outputs, both backends"
 	@echo "make windows-test build for Windows x64 with MinGW-w64, run demo, examples, driver and"
 	@echo "                  win_stack under wine"
-	@echo "make wasm-test    build for WebAssembly with Emscripten, run demo, examples and driver"
-	@echo "                  under node (WASM_OPT=-O0..-O3, -O2 unless given)"
+	@echo "make wasm-test    build for WebAssembly with Emscripten, run demo, examples, driver and"
+	@echo "                  wasm_faults under node (WASM_OPT=-O0..-O3, -O2 unless given)"
 	@echo "make bench-wasm   time the fiber backend beside Emscripten's own fiber round trip, under node"
 	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
