@@ -48,6 +48,8 @@ LIBOBJS_asm      := $(O)/coroutine.o $(O)/asm_switch.o
 PICOBJS_ucontext := $(O)/pic/coroutine.o
 PICOBJS_asm      := $(O)/pic/coroutine.o $(O)/pic/asm_switch.o
 DEFS_asm         := -DCOROUTINE_ASM=1
+# fiber: Emscripten's fibers, chosen by coroutine.cpp itself under Emscripten.
+LIBOBJS_fiber    := $(O)/coroutine.o
 
 WARN := -Wall -Wextra -Wpedantic
 # The library is C with a C++ spelling: no exceptions, no RTTI, so that a C
@@ -537,6 +539,57 @@ windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_D
 		TESTS="driver win_stack msvc_exceptions" check check-outputs
 	test/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
 
+# ---- WebAssembly (Emscripten) under node ------------------------------------------
+# Needs emscripten and nodejs.  coroutine.cpp picks Emscripten's fibers by
+# itself; programs link with -sASYNCIFY (README).  CMocka is not packaged
+# for wasm (and its tests fork): what runs is what test-without-cmocka runs,
+# test/driver.c and the demo's and examples' outputs, then
+# test/wasm_faults.c.  -sNODERAWFS lets the script example read its files
+# from the host.  Debian's emcc (3.1.6) finds node's acorn through
+# NODE_PATH; its loader would fetch() the .wasm under node 18 and later,
+# hence --no-experimental-fetch.  Its system libraries come built, in a
+# frozen cache under /usr/share/emscripten (so no EM_CACHE: another cache
+# would have to be built, which the frozen setting forbids).  WASM_OPT
+# picks the optimisation.
+EMCC     ?= emcc
+EMXX     ?= em++
+EMAR     ?= emar
+NODE     ?= node
+WASM_OPT ?= -O2
+WASM_B   := $(B)/wasm$(WASM_OPT)
+WASM_LDFLAGS := -sASYNCIFY -sALLOW_MEMORY_GROWTH=1
+WASM_VARS = B=$(WASM_B) BACKEND=fiber EXE=.js CC=$(EMCC) CXX=$(EMXX) AR=$(EMAR) \
+	CFLAGS="$(WASM_OPT)" CXXFLAGS="$(WASM_OPT)" LDFLAGS="$(WASM_OPT) $(WASM_LDFLAGS) -sNODERAWFS=1" \
+	RUN="$(NODE) --no-experimental-fetch"
+
+.PHONY: wasm-test
+wasm-test:
+	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) TESTS=driver check check-outputs
+	@echo "== script nesting too deep (examples/deep.txt)"
+	@$(NODE) --no-experimental-fetch $(WASM_B)/fiber/examples/script.js examples/deep.txt examples/scripts/hello.txt \
+		> $(WASM_B)/script-deep.out 2> $(WASM_B)/script-deep.err; test $$? = 1
+	@cmp examples/script-deep.expected $(WASM_B)/script-deep.out
+	@cmp examples/script-deep.stderr $(WASM_B)/script-deep.err
+	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) \
+		B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
+	@echo "== test/wasm_faults.sh"
+	@test/wasm_faults.sh "$(NODE) --no-experimental-fetch" $(WASM_B)/faults/fiber/wasm_faults.js
+
+# The wasm twin of bench: the fiber backend beside Emscripten's own fiber
+# round trip, under node, built with WASM_OPT (-O2 unless given).
+.PHONY: bench-wasm
+bench-wasm:
+	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) $(WASM_B)/fiber/bench_wasm.js
+	$(NODE) --no-experimental-fetch $(WASM_B)/fiber/bench_wasm.js
+
+$(O)/bench_wasm.js: bench/bench_wasm.c coroutine.h $(O)/libcoroutine.a
+	$(CC) -I. $(WARN) $(CFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
+
+# What stops a wasm program: built with a 4 KiB asyncify area, and with
+# Emscripten's check of the stack pointer in every function.
+$(O)/wasm_faults.js: $(O)/wasm_faults.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) -sSTACK_OVERFLOW_CHECK=2 $^ -o $@
+
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object
 # must have the entry points and the instructions of the ELF object of the
@@ -755,6 +808,9 @@ help:
 	@echo "make windows-msvc-test  coroutine.cpp as cl.exe preprocesses it; the MSVC ABI through clang"
 	@echo "                  (asm_switch.asm by llvm-ml, and asm_switch.S): demo, examples, driver,"
 	@echo "                  win_stack, C++ exceptions, run under wine"
+	@echo "make wasm-test    build for WebAssembly with Emscripten, run demo, examples, driver and"
+	@echo "                  wasm_faults under node (WASM_OPT=-O0..-O3, -O2 unless given)"
+	@echo "make bench-wasm   time the fiber backend beside Emscripten's own fiber round trip, under node"
 	@echo "make macos-check  assemble asm_switch.S for macOS x86_64 and arm64, compare with ELF"
 	@echo "make sanitize     the suite under ASan+UBSan, both backends; ASan must catch test/bugs/"
 	@echo "                  (CC=clang CXX=clang++ for clang's sanitizers)"

@@ -300,6 +300,44 @@ static struct eh_state *runtime_eh_state(void)
 	return NULL;
 }
 #endif
+#elif defined(__EMSCRIPTEN__)
+#include <malloc.h>
+#define PRINTF_FORMAT printf
+
+/*
+ * WebAssembly has no memory protection: linear memory is one array, every
+ * byte of it readable and writable.  The guard is then plain memory of the
+ * schedule's own below the run stack: a coroutine that runs off the end of
+ * the run stack writes there, over nothing that matters, and is not
+ * stopped, until it reaches the asyncify areas at the guard's bottom (see
+ * make_frames), then the heap.  What stops it is Emscripten's own check,
+ * when the program is linked with -sSTACK_OVERFLOW_CHECK=2: every function
+ * that takes stack space compares the stack pointer with the limits that
+ * each fiber switch sets to the run stack's, and aborts with "stack
+ * overflow".
+ */
+static char *map_guarded(size_t guard, size_t len)
+{
+	(void)guard;
+	return (char *)aligned_alloc(16, len);
+}
+
+static void unmap_guarded(char *base, size_t len)
+{
+	(void)len;
+	free(base);
+}
+
+static size_t buffer_capacity(void *buffer)
+{
+	return malloc_usable_size(buffer);
+}
+
+/* A WebAssembly program loads no library later: only a runtime linked in. */
+static struct eh_state *runtime_eh_state(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
 #else
 #include <sys/mman.h>
 #define PRINTF_FORMAT printf
@@ -429,7 +467,7 @@ static struct eh_state *runtime_eh_state(void)
 	return found ? ((eh_globals_func)found)() : NULL;
 }
 #else
-/* Elsewhere (WebAssembly), only a runtime linked in. */
+/* Elsewhere, only a runtime linked in. */
 static struct eh_state *runtime_eh_state(void)
 {
 	return __cxa_get_globals ? __cxa_get_globals() : NULL;
@@ -479,6 +517,30 @@ void coroutine_start_context(context *from, char *top, void (*entry)(struct sche
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
 /* For a switch never to come back: what it saves goes where nobody looks. */
 #define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->gone, to)
+#elif defined(__EMSCRIPTEN__)
+/*
+ * WebAssembly: Emscripten's fibers.  Wasm code cannot reach its own call
+ * stack, so the switch rests on Asyncify (the link flag -sASYNCIFY), which
+ * rewrites every function that may reach a switch so that it can save its
+ * locals and where it stands ("unwind") and later pick up from there
+ * ("rewind").  A fiber is then two stacks: its C stack in linear memory
+ * (the run stack, for a coroutine), where the locals whose address is taken
+ * live, and its wasm frames, unwound into an asyncify buffer.  The first is
+ * the run stack's live slice, copied at a yield as on every backend; the
+ * second is the schedule's asyncify area, which a coroutine uses while it
+ * owns the run stack (see hand_over_frames).
+ */
+#define COROUTINE_FIBER 1
+#include <emscripten.h>
+#include <emscripten/fiber.h>
+#include <emscripten/stack.h>
+struct coroutine_context {
+	emscripten_fiber_t fiber;
+};
+#define SWITCH_CONTEXT(from, to) emscripten_fiber_swap(&(from)->fiber, &(to)->fiber)
+/* A finished coroutine unwinds its last frames into the area from its
+ * start: nobody rewinds them, and the area has its full size for the next. */
+#define LEAVE_CONTEXT(S, to) ((S)->gone.fiber.asyncify_data.stack_ptr = (S)->frames, SWITCH_CONTEXT(&(S)->gone, to))
 #else
 #if defined(__linux__) && !defined(__GLIBC__)
 /* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
@@ -532,6 +594,9 @@ static ALWAYS_INLINE void load_mxcsr(const context *)
  * swapcontext would first save the whole FP environment (a tenth of the
  * cost of creating, running and freeing a coroutine). */
 #define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
+#endif
+#ifndef COROUTINE_FIBER
+#define COROUTINE_FIBER 0
 #endif
 
 /* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
@@ -792,6 +857,9 @@ struct coroutine {
 	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
 	int status;
+#if COROUTINE_FIBER
+	char *frames;     /* its wasm frames, while another owns the run stack */
+#endif
 #if COROUTINE_ASAN
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
 	char *shadow;     /* ASan's shadow of the saved slice; grows too */
@@ -823,8 +891,11 @@ struct schedule {
 	uint64_t thread;             /* its thread's number: see move_to_this_thread */
 	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
-#if COROUTINE_ASM
+#if COROUTINE_ASM || COROUTINE_FIBER
 	context gone;                /* where a finished coroutine's last switch saves */
+#endif
+#if COROUTINE_FIBER
+	char *frames;                /* the asyncify areas: the owner's, then main's */
 #endif
 #if COROUTINE_ASAN
 	void *main_fake_stack;
@@ -1005,6 +1076,9 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 
 /* Slices are whole blocks of this many bytes: see slice_bottom. */
 #define BLOCK 16
+/* The fewest bytes a live slice has: a return address at least, but on
+ * wasm none, when the coroutine keeps all its frames in wasm locals. */
+#define MIN_SLICE (COROUTINE_FIBER ? 0 : 1)
 
 /* ---- Where a yield saves: it grows, never shrinks ------------------------ */
 
@@ -1194,6 +1268,134 @@ static void asan_free_shadow(struct coroutine *C)
 #endif
 }
 
+/* ---- The wasm frames (Emscripten's fibers) ----------------------------------- */
+
+/*
+ * The asyncify area: where a coroutine's wasm frames are unwound at a
+ * yield.  What it must hold is the locals of every function between the
+ * coroutine's entry and its yield (spills, and the values the compiler kept
+ * in wasm locals rather than on the C stack), a few dozen bytes per call at
+ * -O2, more at -O0: deep recursion across a yield needs more.  main's wasm
+ * frames, unwound at each resume, have an area of the same size.
+ */
+#ifndef COROUTINE_ASYNCIFY_SIZE
+#define COROUTINE_ASYNCIFY_SIZE (64 * 1024)
+#endif
+#define ASYNCIFY_SIZE ((size_t)(COROUTINE_ASYNCIFY_SIZE))
+
+#if COROUTINE_FIBER
+/*
+ * Two things Emscripten's fibers (3.1.6) leave undone, done once per
+ * program in the JavaScript that runs the module (the names are those of
+ * Emscripten's runtime there).  When main returns after a switch, it
+ * returns into the fiber trampoline that rewound it, which drops the value
+ * (the program would exit with 0): here it goes to exit(), as a return
+ * from main would.
+ * And when a switch unwinds more wasm frames than an area holds, Asyncify
+ * has written past its end and stops the program with "unreachable": the
+ * line printed first says what happened and what to do.
+ */
+EM_JS(void, fiber_hooks, (size_t area_size), {
+	if (Fibers.coroutineHooks)
+		return;
+	Fibers.coroutineHooks = true;
+	var rewind = Asyncify.doRewind;
+	Asyncify.doRewind = function(data) {
+		var status = rewind(data);
+		/* Until main has returned for good, everything runs inside the
+		 * first call of main, and a rewound call that returns with no
+		 * switch to follow is main's: a coroutine never returns. */
+		if (typeof calledMain != 'undefined' && !calledMain && !Fibers.nextFiber)
+			exit(status, true);
+		return status;
+	};
+	var onAbort = Module['onAbort'];
+	Module['onAbort'] = function(what) {
+		var data = Asyncify.currData;
+		if (data && HEAPU32[data >> 2] > HEAPU32[(data + 4) >> 2])
+			err('coroutine: a switch unwound ' + (HEAPU32[data >> 2] - HEAPU32[(data + 4) >> 2] + area_size) +
+			    ' bytes of wasm frames into an asyncify area of ' + area_size +
+			    ': build coroutine.cpp with a larger -DCOROUTINE_ASYNCIFY_SIZE');
+		if (onAbort)
+			onAbort(what);
+	};
+});
+
+/* Bytes of wasm frames that C's last unwind left in the area. */
+static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
+{
+	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
+}
+#endif
+
+/*
+ * Hands the asyncify area over to C, or to a coroutine that starts (C
+ * NULL), with the run stack.  Every coroutine's fiber unwinds into the
+ * schedule's area, and its frames stay there while it owns the run stack:
+ * resuming the owner copies nothing.  When the run stack changes hands, the
+ * owner's frames go to a buffer of its own, grown like its block, and C's
+ * come back.
+ */
+static void hand_over_frames(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_FIBER
+	struct coroutine *owner = S->owner;
+	if (owner != NULL) {
+		size_t n = unwound_bytes(S, owner);
+		if (owner->frames == NULL || buffer_capacity(owner->frames) < n) {
+			free(owner->frames);
+			owner->frames = (char *)malloc(n);
+			if (owner->frames == NULL)
+				fail("coroutine_resume: out of memory saving %zu bytes of wasm frames", n);
+		}
+		memcpy(owner->frames, S->frames, n);
+	}
+	if (C != NULL)
+		memcpy(S->frames, C->frames, unwound_bytes(S, C));
+#else
+	(void)S, (void)C;
+#endif
+}
+
+/*
+ * The bounds of the C stack that main's fiber runs on, which each switch
+ * back to main makes the stack's limits again (they are what
+ * -sSTACK_OVERFLOW_CHECK=2 checks against): the resumer's, which is a
+ * coroutine of another schedule when schedules nest.
+ */
+static void note_main_stack(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	S->main.fiber.stack_base = (void *)emscripten_stack_get_base();
+	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
+#else
+	(void)S;
+#endif
+}
+
+/*
+ * The asyncify areas, the coroutines' then main's, and main's fiber.  They
+ * take the lowest bytes of the guard below the run stack (see map_guarded):
+ * Asyncify writes a switch's frames first and checks the area's end after,
+ * so an area that overflows overwrites what lies above it, which must then
+ * be nothing that the report of the overflow reads (the fibers are in the
+ * schedule and the coroutines) nor anything of anyone else's.
+ */
+static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
+	      "the asyncify areas must leave most of the guard free");
+
+static void make_frames(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	S->frames = S->stack - GUARD_SIZE;
+	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
+	emscripten_fiber_init_from_current_context(&S->gone.fiber, S->frames, ASYNCIFY_SIZE);
+	fiber_hooks(ASYNCIFY_SIZE);
+#else
+	(void)S;
+#endif
+}
+
 /* ---- Creating and deleting ---------------------------------------------- */
 
 static struct coroutine *new_coroutine(coroutine_func func, void *ud)
@@ -1208,6 +1410,9 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->start.ud = ud;
 	C->size = 0;
 	C->status = COROUTINE_READY;
+#if COROUTINE_FIBER
+	C->frames = NULL;
+#endif
 #if COROUTINE_ASAN
 	C->fake_stack = NULL;
 	C->shadow = NULL;
@@ -1218,6 +1423,9 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 static void delete_coroutine(struct coroutine *C)
 {
 	asan_free_shadow(C);
+#if COROUTINE_FIBER
+	free(C->frames);
+#endif
 	free(C);
 }
 
@@ -1227,6 +1435,7 @@ static int map_run_stack(struct schedule *S)
 	if (base == NULL)
 		return 0;
 	S->stack = base + GUARD_SIZE;
+	make_frames(S);
 #if COROUTINE_VALGRIND
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
 	S->memcheck = memcheck_watches();
@@ -1513,6 +1722,18 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 	(void)C;
 	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S, S->stack, S->stack - GUARD_SIZE);
 }
+#elif COROUTINE_FIBER
+static void enter_fiber(void *S)
+{
+	run_coroutine((struct schedule *)S);
+}
+
+/* Its C stack is the run stack; its wasm frames go to the schedule's area. */
+static void start_coroutine(struct schedule *S, struct coroutine *C)
+{
+	emscripten_fiber_init(&C->ctx.fiber, enter_fiber, S, S->stack, STACK_SIZE, S->frames, ASYNCIFY_SIZE);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
+}
 #else
 /* makecontext passes int arguments only, so the pointer travels in halves. */
 static void run_coroutine_ucontext(uint32_t low, uint32_t high)
@@ -1557,6 +1778,7 @@ static void continue_owner(struct schedule *S)
 	C->status = COROUTINE_RUNNING;
 	take_eh_state(S, &C->eh);
 	asan_leave_main(S);
+	note_main_stack(S);
 	SWITCH_CONTEXT(&S->main, &C->ctx);
 	asan_back_in_main(S);
 }
@@ -1570,6 +1792,7 @@ NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
 	restore_stack(S, C);
+	hand_over_frames(S, C);
 	S->owner = C;
 	continue_owner(S);
 }
@@ -1625,11 +1848,13 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	take_up_late_runtime(S);
 	S->running = id;
 	forget_run_stack(S);
+	hand_over_frames(S, NULL);
 	S->owner = C;
 	C->status = COROUTINE_RUNNING;
 	static const struct eh_state none = {};
 	take_eh_state(S, &none);
 	asan_leave_main(S);
+	note_main_stack(S);
 	start_coroutine(S, C);
 	asan_back_in_main(S);
 }
@@ -1759,7 +1984,7 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 	char dummy; /* only its address counts */
 	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
-	if (bottom < S->stack || bottom >= top)
+	if (bottom < S->stack || top - bottom < MIN_SLICE)
 		fail("coroutine_yield: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
 		     top - bottom, STACK_SIZE);

@@ -293,6 +293,15 @@ static const char *callee_saved_values(void)
 
 /* ---- The rounding mode --------------------------------------------------- */
 
+/* WebAssembly rounds to nearest, and only so, and keeps no exception
+ * flags: no mode and no flag for a switch to lose. */
+#if defined(__wasm__)
+#define HAS_ROUNDING_MODES 0
+#else
+#define HAS_ROUNDING_MODES 1
+#endif
+#if HAS_ROUNDING_MODES
+
 static volatile double one = 1.0, three = 3.0;
 
 /* 1/3 and -1/3, rounded by the current mode: a different pair under each
@@ -412,6 +421,7 @@ static const char *sticky_flags(void)
 	return seen ? "a flag raised in a coroutine leaked into main" : NULL;
 #endif
 }
+#endif /* HAS_ROUNDING_MODES */
 
 /* ---- Stack alignment ------------------------------------------------------ */
 
@@ -454,6 +464,18 @@ static const char *aligned_locals(void)
 	coroutine_close(S);
 	return misaligned ? "a 16-byte aligned local of a coroutine was misaligned" : NULL;
 }
+
+/*
+ * The checks below run in child processes (see child.h) or threads, which
+ * WebAssembly without -pthread has neither of: there the guard is plain
+ * memory anyway (see test/wasm_faults.c), and a program has one thread.
+ */
+#if defined(__wasm__)
+#define HAS_CHILDREN_AND_THREADS 0
+#else
+#define HAS_CHILDREN_AND_THREADS 1
+#endif
+#if HAS_CHILDREN_AND_THREADS
 
 /* ---- The guard below the run stack ----------------------------------------- */
 
@@ -719,27 +741,35 @@ static void report_child_checks(void)
 				"resume it on that thread"));
 }
 
+#endif /* HAS_CHILDREN_AND_THREADS */
+
 int main(int argc, char **argv)
 {
+#if HAS_CHILDREN_AND_THREADS
 	if (argc == 3 && strcmp(argv[1], "--child") == 0)
 		return run_named_case(argv[2]);
+#endif
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 60;
 	report("random programs agree with the model", random_programs(runs));
 	report("deep slices survive every switch", deep_slices());
 	report("coroutine_next walks the slots in use", walks_slots());
 	report("callee-saved values survive every switch", callee_saved_values());
+#if HAS_ROUNDING_MODES
 	report("each side keeps its rounding mode", rounding_modes());
 #if COROUTINE_ASM
 	report("sticky flags stay with the thread", sticky_flags());
 #else
 	report("sticky flags switch with the coroutine", sticky_flags());
 #endif
+#endif
 	report("16-byte aligned locals are aligned in a coroutine", aligned_locals());
+#if HAS_CHILDREN_AND_THREADS
 	report("a coroutine that never ran starts on any thread", never_ran_starts_on_any_thread());
 	report("each suspended coroutine keeps its thread", each_suspended_coroutine_keeps_its_thread());
 	report("a schedule without suspended coroutines moves freely",
 	       schedule_without_suspended_coroutines_moves_freely());
 	report("threads drive their own schedules at once", threads_drive_their_own_schedules());
 	report_child_checks();
+#endif
 	return finish();
 }
