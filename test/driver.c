@@ -18,11 +18,24 @@
  * test_threads.c check with CMocka: the guard below the run stack faults,
  * a coroutine suspended on one thread is refused on another, and schedules
  * move between threads and run on several at once.
+ *
+ * The guard, thread and refusal checks run in child processes (see
+ * child.h) or threads, which WebAssembly without -pthread has neither of:
+ * there the guard is plain memory anyway (see test/wasm_faults.c), and a
+ * program has one thread.
  */
+#if defined(__wasm__)
+#define HAS_CHILDREN_AND_THREADS 0
+#else
+#define HAS_CHILDREN_AND_THREADS 1
+#endif
+
 #include "model.h"
 #include "child.h"
 #include "coroutine.h"
+#if HAS_CHILDREN_AND_THREADS
 #include "guard_frames.h"
+#endif
 #include "plain.h"
 
 #include <fenv.h>
@@ -465,16 +478,6 @@ static const char *aligned_locals(void)
 	return misaligned ? "a 16-byte aligned local of a coroutine was misaligned" : NULL;
 }
 
-/*
- * The checks below run in child processes (see child.h) or threads, which
- * WebAssembly without -pthread has neither of: there the guard is plain
- * memory anyway (see test/wasm_faults.c), and a program has one thread.
- */
-#if defined(__wasm__)
-#define HAS_CHILDREN_AND_THREADS 0
-#else
-#define HAS_CHILDREN_AND_THREADS 1
-#endif
 #if HAS_CHILDREN_AND_THREADS
 
 /* ---- The guard below the run stack ----------------------------------------- */
