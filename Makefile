@@ -524,9 +524,12 @@ msvc-view:
 		echo "coroutine.cpp as cl.exe sees it: the GNU-only spellings above"; exit 1; fi
 	@echo "coroutine.cpp as cl.exe sees it: $$(wc -l < $(MSVC_B)/cl-view.own) lines, no GNU-only spelling"
 
+# Every program links it (through LDFLAGS, so not among their prerequisites):
+# a new one takes the programs linked against the old one away.
 $(MSVC_B)/msvc_crt.o: test/msvc_crt.c
 	@mkdir -p $(@D)
 	$(MSVC_CC) $(MSVC_CPPFLAGS) $(WARN) -O2 -c $< -o $@
+	find $(MSVC_B) -name '*.exe' -delete
 
 $(MSVC_B)/m.lib:
 	@mkdir -p $(@D)
