@@ -473,10 +473,29 @@ windows-dll-test: $(WINEPREFIX_DIR)/system.reg
 # library must find the runtime's exception state in the DLL at run time.
 MINGW_RUNTIME_DIR = $(dir $(shell $(MINGW)g++ -print-file-name=libstdc++-6.dll))
 
+# And test_late_runtime's twin: a C program, linked with the C driver and
+# importing no C++ runtime, loads a C++ DLL built against libstdc++-6.dll.
 .PHONY: windows-test-runtime-dll
 windows-test-runtime-dll: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/runtime-dll LDFLAGS="$(LDFLAGS)" \
-		RUN="env WINEPATH=$(MINGW_RUNTIME_DIR) $(WINE_RUN)" TESTS=driver_cxx check
+		RUN="env WINEPATH=$(MINGW_RUNTIME_DIR) $(WINE_RUN)" TESTS="driver_cxx late_runtime" check
+
+# late_runtime: test_late_runtime.c without CMocka (test/plain_suite.h).  A
+# DLL calls functions of the program that loads it through the program's
+# import library: the program exports its symbols and writes one, which
+# late_runtime_plugin.dll then links against, built with it.
+$(O)/late_runtime.o: test/test_late_runtime.c coroutine.h $(wildcard test/*.h)
+	@mkdir -p $(@D)
+	$(CC) -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) -I. -c $< -o $@
+
+$(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/late_runtime_plugin.cpp test/late_runtime.h
+	$(CLINK) $(LDFLAGS) $(O)/late_runtime.o $(O)/libcoroutine.a \
+		-Wl,--export-all-symbols,--out-implib,$@.a -o $@
+	@if $(MINGW)objdump -p $@ | grep -i 'DLL Name: lib\(stdc++\|c++\)'; then \
+		echo "$@ imports the C++ runtime above: it must get one only with the DLL it loads"; \
+		rm -f $@; exit 1; fi
+	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) -I. -shared $(LDFLAGS) test/late_runtime_plugin.cpp $@.a \
+		-o $(@D)/late_runtime_plugin.dll
 
 # ---- Windows x64, Microsoft's ABI (cl.exe, clang-cl) under wine ------------------
 # cl.exe does not run here.  What does: its view of coroutine.cpp (the file
@@ -807,7 +826,8 @@ help:
 	@echo "                  win_stack and the C++ exception tests under wine; windows-dll-test,"
 	@echo "                  windows-test-runtime-dll"
 	@echo "make windows-dll-test  libcoroutine.dll (CMake, Meson) and programs need no MinGW DLL"
-	@echo "make windows-test-runtime-dll  the C++ exception tests against libstdc++-6.dll, under wine"
+	@echo "make windows-test-runtime-dll  the C++ exception tests against libstdc++-6.dll, and a C"
+	@echo "                  program that loads a C++ DLL (late_runtime), under wine"
 	@echo "make windows-msvc-test  coroutine.cpp as cl.exe preprocesses it; the MSVC ABI through clang"
 	@echo "                  (asm_switch.asm by llvm-ml, and asm_switch.S): demo, examples, driver,"
 	@echo "                  win_stack, C++ exceptions, run under wine"

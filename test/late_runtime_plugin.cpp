@@ -2,7 +2,8 @@
  * late_runtime_plugin.cpp - a C++ library that test_late_runtime.c loads
  * with dlopen, and with it the C++ runtime, which the program did not have
  * when it started.  It calls the library's functions that the program
- * exports (the program links the library and exports its symbols).
+ * exports (the program links the library and exports its symbols; on
+ * Windows this library links against the program's import library).
  */
 #include "late_runtime.h"
 
