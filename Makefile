@@ -203,7 +203,7 @@ $(O)/msvc_exceptions$(EXE): $(O)/msvc_exceptions.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ -o $@
 
 # test_alloc makes the library's allocations fail on demand.
-$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap,--wrap=mprotect
+$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
 
 # test_examples runs the examples and the demo found beside it (under
 # $EMULATOR when set), checking their output against examples/*.expected.

@@ -7,7 +7,7 @@
  * The binary is linked with -Wl,--wrap=malloc,... (see the Makefile), so
  * the library's calls to malloc go to __wrap_malloc below, which fails on
  * demand, counts the live blocks and mappings, and fences every block
- * (and so on for calloc, realloc, mmap; mprotect fails on demand too).
+ * (and so on for calloc, realloc, mmap).
  */
 #include "support.h"
 
@@ -24,7 +24,6 @@ void *__real_realloc(void *p, size_t size);
 void __real_free(void *p);
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int __real_munmap(void *addr, size_t len);
-int __real_mprotect(void *addr, size_t len, int prot);
 
 static int allocations_before_failure = -1; /* -1: never fail */
 static int live;                            /* blocks and mappings not yet freed */
@@ -153,17 +152,6 @@ int __wrap_munmap(void *addr, size_t len)
 {
 	live--;
 	return __real_munmap(addr, len);
-}
-
-/* mprotect fails on demand too, as it does when the kernel runs out of the
- * memory to split a mapping with: the mapping must not be left behind. */
-int __wrap_mprotect(void *addr, size_t len, int prot)
-{
-	if (must_fail()) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return __real_mprotect(addr, len, prot);
 }
 
 /* ---- Bodies ------------------------------------------------------------ */
