@@ -306,8 +306,13 @@ static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
  * The save's name (x86).  Usually the call that left the return address in
  * R names it.  When coroutine_yield called the switch instead (built
  * without optimisation), the save's own calls, just below its frame, still
- * hold their return addresses into it: the highest return address below R
- * into a function that coroutine_yield calls is the save's.
+ * hold their return addresses into it.  So may the calls of the functions
+ * coroutine_yield called before the save (give_back_eh_state's, say), in
+ * words that the save's frame covers but never wrote: the memory does not
+ * say which came last.  The library names its two saves save_stack and
+ * save_shallow_stack, so a return address into a function of that name is
+ * taken first; else the highest one below R into a function that
+ * coroutine_yield calls.
  */
 static void save_name(uintptr_t R, uintptr_t yield, uintptr_t yield_len, char *out, size_t len)
 {
@@ -317,14 +322,22 @@ static void save_name(uintptr_t R, uintptr_t yield, uintptr_t yield_len, char *o
 		if (strcmp(out, "coroutine_switch_context") != 0)
 			return;
 	}
+	char name[256];
+	out[0] = '\0';
 	for (uintptr_t slot = R - WORD; slot > R - 512; slot -= WORD) {
 		uintptr_t f = function_start(*(uintptr_t *)slot - 1);
-		if (f != 0 && f != yield && calls(yield, yield_len, f)) {
-			name_at(f, out, len);
+		if (f == 0 || f == yield || !calls(yield, yield_len, f))
+			continue;
+		name_at(f, name, sizeof name);
+		if (strncmp(name, "save_", 5) == 0) {
+			snprintf(out, len, "%s", name);
 			return;
 		}
+		if (out[0] == '\0')
+			snprintf(out, len, "%s", name);
 	}
-	snprintf(out, len, "the save");
+	if (out[0] == '\0')
+		snprintf(out, len, "the save");
 }
 
 static int returns_into(uintptr_t slot, uintptr_t function)

@@ -11,7 +11,6 @@
  */
 #include "support.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
