@@ -303,6 +303,32 @@ static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
 }
 
 /*
+ * The last resort, when calls made after the save (under ASan, its fiber
+ * bookkeeping) wrote over every return address the save left: the save is
+ * one of the functions named save_ that coroutine_yield calls.  Where there
+ * are two (the asm backend's save_shallow_stack and save_stack), the one
+ * without a frame, the shallow one, has its slice's bottom, its dummy in
+ * the red zone, just below the return address in R; save_stack's frame
+ * puts it further down.
+ */
+static void saves_called(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t yield_len, char *out, size_t len)
+{
+	char name[256], deep[256] = "", shallow[256] = "";
+	for (uintptr_t ra = yield + 5; ra <= yield + yield_len; ra++) {
+		uintptr_t f = call_target(ra);
+		if (f == 0 || function_start(f) != f)
+			continue;
+		name_at(f, name, sizeof name);
+		if (strncmp(name, "save_shallow", 12) == 0)
+			snprintf(shallow, sizeof shallow, "%s", name);
+		else if (strncmp(name, "save_", 5) == 0)
+			snprintf(deep, sizeof deep, "%s", name);
+	}
+	const char *save = shallow[0] != '\0' && bottom + WORD >= R ? shallow : deep;
+	snprintf(out, len, "%s", save[0] != '\0' ? save : "the save");
+}
+
+/*
  * The save's name (x86).  Usually the call that left the return address in
  * R names it.  When coroutine_yield called the switch instead (built
  * without optimisation), the save's own calls, just below its frame, still
@@ -314,7 +340,7 @@ static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
  * taken first; else the highest one below R into a function that
  * coroutine_yield calls.
  */
-static void save_name(uintptr_t R, uintptr_t yield, uintptr_t yield_len, char *out, size_t len)
+static void save_name(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t yield_len, char *out, size_t len)
 {
 	uintptr_t save = call_target(*(uintptr_t *)R);
 	if (save != 0 && function_start(save) == save) {
@@ -337,7 +363,7 @@ static void save_name(uintptr_t R, uintptr_t yield, uintptr_t yield_len, char *o
 			snprintf(out, len, "%s", name);
 	}
 	if (out[0] == '\0')
-		snprintf(out, len, "the save");
+		saves_called(R, bottom, yield, yield_len, out, len);
 }
 
 static int returns_into(uintptr_t slot, uintptr_t function)
@@ -506,7 +532,7 @@ static void find_frames(struct step *s, long size)
 		if (end > (long)top)
 			end = (long)top;
 		if (n == 0)
-			save_name(R, yield, yield_len, s->frames[0].name, sizeof s->frames[0].name);
+			save_name(R, bottom, yield, yield_len, s->frames[0].name, sizeof s->frames[0].name);
 		else
 			name_at(w.pc[n], s->frames[n].name, sizeof s->frames[n].name);
 		s->frames[n].size = end - below;
