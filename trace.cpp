@@ -302,6 +302,16 @@ static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
 	return 0;
 }
 
+/* name, cut to fit len bytes. */
+static void copy_name(char *out, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, name, n);
+	out[n] = '\0';
+}
+
 /*
  * The last resort, when calls made after the save (under ASan, its fiber
  * bookkeeping) wrote over every return address the save left: the save is
@@ -320,12 +330,12 @@ static void saves_called(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr
 			continue;
 		name_at(f, name, sizeof name);
 		if (strncmp(name, "save_shallow", 12) == 0)
-			snprintf(shallow, sizeof shallow, "%s", name);
+			copy_name(shallow, sizeof shallow, name);
 		else if (strncmp(name, "save_", 5) == 0)
-			snprintf(deep, sizeof deep, "%s", name);
+			copy_name(deep, sizeof deep, name);
 	}
 	const char *save = shallow[0] != '\0' && bottom + WORD >= R ? shallow : deep;
-	snprintf(out, len, "%s", save[0] != '\0' ? save : "the save");
+	copy_name(out, len, save[0] != '\0' ? save : "the save");
 }
 
 /*
@@ -356,11 +366,11 @@ static void save_name(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t 
 			continue;
 		name_at(f, name, sizeof name);
 		if (strncmp(name, "save_", 5) == 0) {
-			snprintf(out, len, "%s", name);
+			copy_name(out, len, name);
 			return;
 		}
 		if (out[0] == '\0')
-			snprintf(out, len, "%s", name);
+			copy_name(out, len, name);
 	}
 	if (out[0] == '\0')
 		saves_called(R, bottom, yield, yield_len, out, len);
