@@ -61,10 +61,10 @@
  * swapcontext)?  `make bench` times that switch beside this one (built
  * from this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections): on an
  * Intel Xeon (x86_64, medians of per-repeat ratios) it makes the clean
- * round trip 1.09 times as long, and a round trip while main has a sticky
- * flag set 8.5 times as long: an ldmxcsr that changes the flags is slow
+ * round trip 1.10 times as long, and a round trip while main has a sticky
+ * flag set 8.8 times as long: an ldmxcsr that changes the flags is slow
  * there, and every switch then changes them.  With the compare, the
- * coroutine with its own rounding mode costs 1.14 times the clean round
+ * coroutine with its own rounding mode costs 1.17 times the clean round
  * trip there, a dirty flag nothing.  The aarch64, armv7 and riscv64
  * sections keep their compare too: writing FPCR, FPSCR or frm may
  * serialize the pipeline, which the instruction counts that qemu gives
