@@ -385,19 +385,25 @@ static int returns_into(uintptr_t slot, uintptr_t function)
  * R, the slot that holds the save's return address into coroutine_yield.
  * x86: the call pushed it at the top of the save's frame, inside the
  * slice or (a save with no frame, whose dummy is in the red zone) just
- * below it: the lowest such word from there.  aarch64: the save keeps it in its
+ * below it: a word from there up.  aarch64: the save keeps it in its
  * frame record at the bottom of its frame, below the slice, which is dead
- * but still there: the highest such word below the slice.
+ * but still there: a word below the slice.  A word that looks like it may
+ * be stale: an earlier yield's, made with a deeper stack (before foo's
+ * last call became a tail call, say), whose slice the resume copied back,
+ * lying in a part of the save's frame that the save never wrote.  So this
+ * gives the candidates one at a time, nearest the slice's bottom first,
+ * each after the one in *R (0: none yet), and find_frames takes the first
+ * that unwinds up to the top.
  */
 static int save_return_slot(uintptr_t bottom, uintptr_t top, uintptr_t yield, uintptr_t *R)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	for (*R = bottom - 2 * WORD; *R < top; *R += WORD)
+	for (*R = *R == 0 ? bottom - 2 * WORD : *R + WORD; *R < top; *R += WORD)
 		if (returns_into(*R, yield))
 			return 1;
 #else
 	(void)top;
-	for (*R = bottom - WORD; *R >= bottom - 256; *R -= WORD)
+	for (*R = *R == 0 ? bottom - WORD : *R - WORD; *R >= bottom - 256; *R -= WORD)
 		if (returns_into(*R, yield))
 			return 1;
 #endif
@@ -485,6 +491,33 @@ static int walk_reaches(const struct walk *w, uintptr_t bottom, uintptr_t top)
 }
 
 /*
+ * The walk up from coroutine_yield as the save returned to it, given R,
+ * the slot that held the save's return address.  Returns the save's CFA,
+ * or 0 if that walk does not go up through the slice to its top.
+ */
+static uintptr_t walk_up_from(uintptr_t R, uintptr_t bottom, uintptr_t top, struct walk *w)
+{
+	memset(w, 0, sizeof *w);
+	uintptr_t save_cfa = start_state(R, &w->start);
+	if (save_cfa == 0)
+		return 0;
+	walk_from(w);
+	/* Where coroutine_yield's CFA depends on its frame pointer and the
+	 * word below R no longer holds it (calls made after the save, as
+	 * under ASan, reuse that word), the frame pointer is the slot below
+	 * a return address higher in the slice, where each frame with one
+	 * keeps its caller's: the first that gives a walk up to the top. */
+	for (uintptr_t slot = R + WORD; !walk_reaches(w, bottom, top) && slot + WORD < top; slot += WORD)
+		if (function_start(*(uintptr_t *)(slot + WORD) - 1) != 0) {
+			w->start.fp = slot;
+			w->n = 0;
+			w->found = 0;
+			walk_from(w);
+		}
+	return walk_reaches(w, bottom, top) ? save_cfa : 0;
+}
+
+/*
  * The frames of the slice [bottom, top) that id left at its yield, top of
  * the run stack first, into s->frames.  The save's share is from the slice
  * bottom up to its CFA: the rest of its frame (its dummy and below) is not
@@ -495,26 +528,12 @@ static void find_frames(struct step *s, long size)
 	uintptr_t top = run_stack_top, bottom = top - (uintptr_t)size;
 	uintptr_t yield_len, yield = function_start((uintptr_t)coroutine_yield, &yield_len);
 	struct walk w;
-	uintptr_t R;
-	memset(&w, 0, sizeof w);
-	uintptr_t save_cfa;
-	if (top == 0 || yield == 0 || !save_return_slot(bottom, top, yield, &R) ||
-	    (save_cfa = start_state(R, &w.start)) == 0)
+	uintptr_t R = 0, save_cfa = 0;
+	if (top == 0 || yield == 0)
 		return;
-	walk_from(&w);
-	/* Where coroutine_yield's CFA depends on its frame pointer and the
-	 * word below R no longer holds it (calls made after the save, as
-	 * under ASan, reuse that word), the frame pointer is the slot below
-	 * a return address higher in the slice, where each frame with one
-	 * keeps its caller's: the first that gives a walk up to the top. */
-	for (uintptr_t slot = R + WORD; !walk_reaches(&w, bottom, top) && slot + WORD < top; slot += WORD)
-		if (function_start(*(uintptr_t *)(slot + WORD) - 1) != 0) {
-			w.start.fp = slot;
-			w.n = 0;
-			w.found = 0;
-			walk_from(&w);
-		}
-	if (!walk_reaches(&w, bottom, top))
+	while (save_cfa == 0 && save_return_slot(bottom, top, yield, &R))
+		save_cfa = walk_up_from(R, bottom, top, &w);
+	if (save_cfa == 0)
 		return;
 	/* The save goes first, ending where coroutine_yield's stack pointer
 	 * was: its CFA. */
