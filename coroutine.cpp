@@ -196,6 +196,12 @@ struct eh_state;
 typedef struct eh_state *(*eh_globals_func)(void);
 #if !defined(__APPLE__) && !EH_MSVC_ABI
 extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
+
+/* The runtime linked into the program, or NULL (see above). */
+static struct eh_state *linked_runtime_eh_state(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
 #endif
 #if defined(_WIN32)
 #if !COROUTINE_ASM
@@ -287,10 +293,9 @@ static int modules_changed(void)
 static struct eh_state *runtime_eh_state(void)
 {
 	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
-	if (__cxa_get_globals)
-		return __cxa_get_globals();
-	if (!modules_changed())
-		return NULL;
+	struct eh_state *linked = linked_runtime_eh_state();
+	if (linked != NULL || !modules_changed())
+		return linked;
 	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
 		HMODULE module = GetModuleHandleA(runtimes[i]);
 		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
@@ -336,7 +341,7 @@ static size_t buffer_capacity(void *buffer)
 /* A WebAssembly program loads no library later: only a runtime linked in. */
 static struct eh_state *runtime_eh_state(void)
 {
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+	return linked_runtime_eh_state();
 }
 #else
 #include <sys/mman.h>
@@ -416,11 +421,6 @@ static int modules_changed(void)
 #include <dlfcn.h>
 #include <link.h>
 
-static struct eh_state *linked_runtime_eh_state(void)
-{
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
-}
-
 static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1" };
 
 /* How many modules have ever been loaded (glibc and musl count them): the
@@ -470,7 +470,7 @@ static struct eh_state *runtime_eh_state(void)
 /* Elsewhere, only a runtime linked in. */
 static struct eh_state *runtime_eh_state(void)
 {
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+	return linked_runtime_eh_state();
 }
 #endif
 #endif
@@ -781,13 +781,20 @@ struct eh_places {
 };
 static thread_local struct eh_places eh_places;
 
-/* The places are the runtime's; spare_eh only names the thread. */
+/*
+ * The places are the runtime's, which is always there: what runtime_eh
+ * returns only names the thread's state (save_thread_eh and load_thread_eh
+ * go to the places), and is never the spare, which would have the thread
+ * ask again at every slow path (see this_thread_eh).
+ */
+static thread_local struct eh_state runtime_named;
+
 static struct eh_state *runtime_eh(void)
 {
 	eh_places.exception = __current_exception();
 	eh_places.context = __current_exception_context();
 	eh_places.processing_throw = __processing_throw();
-	return &spare_eh;
+	return &runtime_named;
 }
 
 /*
@@ -1135,6 +1142,13 @@ static int is_shallow(size_t size)
 #else
 	return (void)size, 0;
 #endif
+}
+
+/* Where C's block holds a slice of size bytes whose bottom on the run stack
+ * is bottom: the same place at the save and at the restore. */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
+{
+	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
 }
 
 /*
@@ -1758,8 +1772,7 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 static void restore_stack(struct schedule *S, struct coroutine *C)
 {
 	char *bottom = S->stack + STACK_SIZE - C->size;
-	char *from = is_shallow((size_t)C->size) ? saved_slice(C) : saved_deep_slice(C, bottom);
-	copy_stack(bottom, from, (size_t)C->size);
+	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
 	asan_restore_shadow(S, C);
 }
 
@@ -1993,7 +2006,7 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
 	if (size > (size_t)C->size)
 		C = with_room_for(S, size);
 	C->size = (int)size;
-	copy_stack(is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom), bottom, size);
+	copy_stack(slice_in_block(C, bottom, size), bottom, size);
 	asan_save_shadow(S, C);
 	return &C->ctx;
 }
@@ -2004,8 +2017,9 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
  * slice, which every block holds (see SHALLOW_SLICE).  It calls nothing, so
  * it needs no stack frame (on x86_64 dummy sits in the red zone below the
  * stack pointer, which the ABI leaves to such functions): the slice is
- * smaller by a frame, and the save by setting one up.  Anything else (a deeper slice, a caller off the run
- * stack, ASan's shadow to save) it leaves to save_stack: it saves nothing
+ * smaller by a frame, and the save by setting one up.  Anything else (a
+ * deeper slice, a caller off the run stack, ASan's shadow to save) it
+ * leaves to save_stack: it saves nothing
  * and returns NULL.  Which of the two saves a yield depends only on its
  * depth, so the same yield always saves the same slice.  Measured as
  * unsigned, a bottom outside the run stack makes a size of 0 or more than
