@@ -580,29 +580,31 @@ NODE     ?= node
 WASM_OPT ?= -O2
 WASM_B   := $(B)/wasm$(WASM_OPT)
 WASM_LDFLAGS := -sASYNCIFY -sALLOW_MEMORY_GROWTH=1
+WASM_RUN := $(NODE) --no-experimental-fetch
 WASM_VARS = B=$(WASM_B) BACKEND=fiber EXE=.js CC=$(EMCC) CXX=$(EMXX) AR=$(EMAR) \
 	CFLAGS="$(WASM_OPT)" CXXFLAGS="$(WASM_OPT)" LDFLAGS="$(WASM_OPT) $(WASM_LDFLAGS) -sNODERAWFS=1" \
-	RUN="$(NODE) --no-experimental-fetch"
+	RUN="$(WASM_RUN)"
+# make again with emcc and em++, which find node's acorn through NODE_PATH.
+WASM_MAKE = NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS)
 
 .PHONY: wasm-test
 wasm-test:
-	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) TESTS=driver check check-outputs
+	@$(WASM_MAKE) TESTS=driver check check-outputs
 	@echo "== script nesting too deep (examples/deep.txt)"
-	@$(NODE) --no-experimental-fetch $(WASM_B)/fiber/examples/script.js examples/deep.txt examples/scripts/hello.txt \
+	@$(WASM_RUN) $(WASM_B)/fiber/examples/script.js examples/deep.txt examples/scripts/hello.txt \
 		> $(WASM_B)/script-deep.out 2> $(WASM_B)/script-deep.err; test $$? = 1
 	@cmp examples/script-deep.expected $(WASM_B)/script-deep.out
 	@cmp examples/script-deep.stderr $(WASM_B)/script-deep.err
-	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) \
-		B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
+	@$(WASM_MAKE) B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
 	@echo "== test/wasm_faults.sh"
-	@test/wasm_faults.sh "$(NODE) --no-experimental-fetch" $(WASM_B)/faults/fiber/wasm_faults.js
+	@test/wasm_faults.sh "$(WASM_RUN)" $(WASM_B)/faults/fiber/wasm_faults.js
 
 # The wasm twin of bench: the fiber backend beside Emscripten's own fiber
 # round trip, under node, built with WASM_OPT (-O2 unless given).
 .PHONY: bench-wasm
 bench-wasm:
-	@NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS) $(WASM_B)/fiber/bench_wasm.js
-	$(NODE) --no-experimental-fetch $(WASM_B)/fiber/bench_wasm.js
+	@$(WASM_MAKE) $(WASM_B)/fiber/bench_wasm.js
+	$(WASM_RUN) $(WASM_B)/fiber/bench_wasm.js
 
 $(O)/bench_wasm.js: bench/bench_wasm.c coroutine.h $(O)/libcoroutine.a
 	$(CC) -I. $(WARN) $(CFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
@@ -809,7 +811,6 @@ help:
 	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
 	@echo "make trace-page-test  main --trace=html's page in headless Chromium: what it draws at"
 	@echo "                  several steps must be what main --trace says; screenshots in build/trace-page/"
-	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
 	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
 	@echo "make check-shared check that the shared library exports coroutine_* only, needs no libstdc++"
 	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"
