@@ -11,7 +11,12 @@
 # block's instructions once, -d exec (with nochain, so that no block jumps
 # straight into the next) logs every block executed, and awk sums the two.
 # Slower, so K is smaller; the counts are of the guest's instructions.
-# Usage: [QEMU=qemu-ARCH] bench-ir.sh BENCH_BINARY...   (build/<backend>/bench)
+#
+# The peer programs (bench/peer.c: peer, peer-cxx) are counted apart: each of
+# their variants beside libaco's (aco_NAME), when the program was built with
+# libaco.
+# Usage: [QEMU=qemu-ARCH] bench-ir.sh BENCH_BINARY...   (build/<backend>/bench,
+#                                                        build/<backend>/peer)
 set -eu
 QEMU=${QEMU:-}
 if [ -n "$QEMU" ]; then
@@ -27,6 +32,7 @@ fi
 # round trips.  rt1_reload and rounding_reload: the same with the other FP switch
 # (x86 asm benches only; the others skip them).
 VARIANTS="fcontext rt1 rt4 rounding rt1_reload rounding_reload stack1024 create"
+PEER_VARIANTS="rt4 rt1 hold1024 hold4096 create"
 
 instructions() {
 	if [ -z "$QEMU" ]; then
@@ -54,16 +60,46 @@ goal() {
 	esac
 }
 
+# instructions per operation of variant $2 of program $1
+per_op() {
+	once=$(instructions "$1" once "$2" $K)
+	twice=$(instructions "$1" once "$2" $((2 * K)))
+	awk -v d="$((twice - once))" -v k=$K 'BEGIN { printf "%.1f", d / k }'
+}
+
+# The peer program $1: this library's count beside libaco's, their ratio,
+# and the goal (a 4 coroutine round trip of small slices, natively on
+# x86_64: no more than libaco's).  From the C++ host only create+run+free,
+# which looks for no late C++ runtime there.
+peer_rows() {
+	host=C variants=$PEER_VARIANTS
+	case $1 in *-cxx) host=C++ variants=create ;; esac
+	for v in $variants; do
+		ours=$(per_op "$1" "$v")
+		aco=- ratio=-
+		if $QEMU "$1" once "aco_$v" 1 >/dev/null 2>&1; then
+			aco=$(per_op "$1" "aco_$v")
+			ratio=$(awk -v o="$ours" -v a="$aco" 'BEGIN { printf "%.2f", o / a }')
+		fi
+		g=-
+		case "$QEMU:$v:$ratio" in
+		:rt4:-) ;;
+		:rt4:*) g=$(awk -v r="$ratio" 'BEGIN { printf "<= 1.00 %s", r <= 1 ? "met" : "MISSED" }') ;;
+		esac
+		printf '%-10s %-16s %12s %12s %8s   %s\n' "$host" "$v" "$ours" "$aco" "$ratio" "$g"
+	done
+}
+
 printf '%-10s %-16s %12s %10s   %s\n' backend variant instr/op floor goal
+peers=
 for bin in "$@"; do
+	case $(basename "$bin") in peer*) peers="$peers $bin"; continue ;; esac
 	backend=$(basename "$(dirname "$bin")")
 	floor=-
 	for v in $VARIANTS; do
 		# A bench built without Boost.Context has no fcontext variant.
 		$QEMU "$bin" once "$v" 1 >/dev/null 2>&1 || continue
-		once=$(instructions "$bin" once "$v" $K)
-		twice=$(instructions "$bin" once "$v" $((2 * K)))
-		per=$(awk -v d="$((twice - once))" -v k=$K 'BEGIN { printf "%.1f", d / k }')
+		per=$(per_op "$bin" "$v")
 		case $v in
 		fcontext) floor=$per; shown_floor=- ;;
 		rt*|rounding*) shown_floor=$floor ;;
@@ -73,4 +109,12 @@ for bin in "$@"; do
 		[ "$g" = - ] || g=$(awk -v p="$per" -v g="$g" 'BEGIN { printf "<= %d %s", g, p <= g ? "met" : "MISSED" }')
 		printf '%-10s %-16s %12s %10s   %s\n' "$backend" "$v" "$per" "$shown_floor" "$g"
 	done
+done
+[ -z "$peers" ] && exit 0
+echo
+set -- $peers
+echo "this library beside libaco (bench/peer.c), $(basename "$(dirname "$1")") backend, 48 bytes held unless the name says"
+printf '%-10s %-16s %12s %12s %8s   %s\n' host variant instr/op libaco ratio goal
+for bin in $peers; do
+	peer_rows "$bin"
 done
