@@ -1981,21 +1981,31 @@ static char *slice_bottom(char *dummy)
 
 /*
  * The dummy trick.  dummy is a local of this function, so its address lies
- * below every frame of the coroutine that called us: [&dummy, top) is the
- * whole of the coroutine's live stack, and copying it saves the coroutine.
- * The function must not be inlined, or dummy would sit somewhere inside its
- * caller's frame and the part of that frame below it would not be saved.
- * The coroutine saved is the one yielding: the owner of the run stack.
- *
- * It returns &C->ctx, where the switch is to save the registers, so that
- * only S lives across the call in coroutine_yield, whose frame is in every
- * slice.
+ * below every frame of the coroutine that called coroutine_yield:
+ * [&dummy, top) is the whole of the coroutine's live stack, and copying it
+ * saves the coroutine.  The function must not be inlined, or dummy would
+ * sit somewhere inside its caller's frame and the part of that frame below
+ * it would not be saved.  It calls nothing, so it needs no stack frame:
+ * dummy lies just below coroutine_yield's stack pointer, and the slice
+ * holds nothing of it.  (A function that went on to make the copy would
+ * have a frame around dummy, and the slice a part of that frame.)
  */
-NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
+NOINLINE NO_ASAN static char *slice_start(void)
+{
+	char dummy; /* only its address counts */
+	return slice_bottom(&dummy);
+}
+
+/*
+ * Saves the slice [bottom, top) of the owner of the run stack, the
+ * yielding coroutine, to its block; bottom is where slice_start, called
+ * by coroutine_yield, said the slice starts.  It returns &C->ctx, where
+ * the switch is to save the registers, so that only S lives across the
+ * call in coroutine_yield, whose frame is in every slice.
+ */
+NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 {
 	struct coroutine *C = S->owner;
-	char dummy; /* only its address counts */
-	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
 	if (bottom < S->stack || top - bottom < MIN_SLICE)
 		fail("coroutine_yield: the caller is not on this schedule's run stack "
@@ -2047,9 +2057,10 @@ static context *save_shallow_stack(struct schedule *, struct coroutine *)
 
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
- * is taken inside save_shallow_stack or save_stack, a call below this
- * frame, so this frame (its saved registers, return address, stack-protector
- * canary, spills) is inside the slice wherever the compiler put them.
+ * starts at a dummy inside save_shallow_stack or slice_start, a call below
+ * this frame, so this frame (its saved registers, return address,
+ * stack-protector canary, spills) is inside the slice wherever the
+ * compiler put them.
  * Between the save and the switch this function only computes arguments and
  * writes to the schedule (on the heap); after the switch it only returns,
  * reading what it wrote before the save.  The switch's own return address
@@ -2073,7 +2084,7 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	give_back_eh_state(S, C);
 	context *saved = save_shallow_stack(S, C);
 	if (saved == NULL)
-		saved = save_stack(S);
+		saved = save_stack(S, slice_start());
 	S->running = -1; /* only now: growing the coroutine needs its slot */
 	asan_leave_coroutine(S, S->owner);
 	SWITCH_CONTEXT(saved, &S->main);
