@@ -10,15 +10,21 @@
  *       saved it).
  *
  *   void coroutine_start_context(context *from, char *top,
- *                                void (*entry)(struct schedule *),
+ *                                void (*entry)(struct schedule *, void *),
+ *                                void (*finish)(struct schedule *),
  *                                struct schedule *S,
  *                                char *bottom, char *reservation);
  *       Saves the caller in *from, moves the stack pointer to top (rounded
  *       down to 16 bytes, the alignment the ABI demands at a call) and calls
- *       entry(S), S whole in the first argument register.  entry never
- *       returns; if it did, the instruction after the call traps.  bottom
- *       and reservation, the lowest addresses of the run stack and of its
- *       mapping, are for Windows (see its section); the others ignore them.
+ *       entry(S, NULL), S whole in the first argument register; when entry
+ *       returns, it calls finish(S).  finish never returns; if it did, the
+ *       instruction after the call traps.  S and finish wait in callee-saved
+ *       registers, which entry and whatever it calls preserve: the
+ *       trampoline keeps nothing on the run stack, and entry's frame starts
+ *       at the top (on Windows, below the home space the ABI gives it).
+ *       bottom and reservation, the lowest addresses of the run stack and of
+ *       its mapping, are for Windows (see its section); the others ignore
+ *       them.
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
@@ -275,11 +281,12 @@ END_FUNCTION coroutine_switch_context
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (rdi), char *top (rsi),
- *                              void (*entry)(struct schedule *) (rdx),
- *                              struct schedule *S (rcx),
- *                              char *bottom (r8), char *reservation (r9))
- * bottom and reservation are for Windows only: ignored.  The new coroutine runs with the caller's FP control state, as a function
- * it called would.
+ *                              void (*entry)(struct schedule *, void *) (rdx),
+ *                              void (*finish)(struct schedule *) (rcx),
+ *                              struct schedule *S (r8),
+ *                              char *bottom (r9), char *reservation (rsp + 8))
+ * bottom and reservation are for Windows only: ignored.  The new coroutine
+ * runs with the caller's FP control state, as a function it called would.
  */
 FUNCTION coroutine_start_context
 	ENTRY_MARK
@@ -287,16 +294,21 @@ FUNCTION coroutine_start_context
 	and	$-16, %rsi	/* rsp % 16 == 0 at a call, 8 at the callee's entry */
 	mov	%rsi, %rsp
 	/*
-	 * The unwind entry covers only the call on the new stack and says that
-	 * it has no caller: backtraces and unwinders stop here instead of
+	 * The unwind entry covers only the calls on the new stack and says that
+	 * they have no caller: backtraces and unwinders stop here instead of
 	 * reading whatever lies above the top of the run stack.
 	 */
 	.cfi_startproc
 	.cfi_undefined rip
 	xor	%ebp, %ebp	/* ends frame-pointer chains here too */
-	mov	%rcx, %rdi
-	call	*%rdx
-	ud2			/* entry returned: it must leave by a switch */
+	mov	%r8, %rbx	/* S and finish, for after entry: callee-saved */
+	mov	%rcx, %r12
+	mov	%r8, %rdi
+	xor	%esi, %esi
+	call	*%rdx		/* entry(S, NULL): its return address is the top word */
+	mov	%rbx, %rdi
+	call	*%r12		/* finish(S) */
+	ud2			/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
 
@@ -506,10 +518,11 @@ END_FUNCTION coroutine_switch_context
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (rcx), char *top (rdx),
- *                              void (*entry)(struct schedule *) (r8),
- *                              struct schedule *S (r9),
- *                              char *bottom (rsp + 40),
- *                              char *reservation (rsp + 48))
+ *                              void (*entry)(struct schedule *, void *) (r8),
+ *                              void (*finish)(struct schedule *) (r9),
+ *                              struct schedule *S (rsp + 40),
+ *                              char *bottom (rsp + 48),
+ *                              char *reservation (rsp + 56))
  * bottom and reservation are the lowest addresses of the run stack and of
  * its mapping (the guard region below it): the new StackLimit and
  * DeallocationStack.  The new coroutine's exception list is empty: -1,
@@ -518,8 +531,10 @@ END_FUNCTION coroutine_switch_context
  */
 FUNCTION coroutine_start_context
 	SAVE_CALLER %rcx
-	mov	32(%rsp), %r10	/* bottom, above the home space (after the pop) */
-	mov	40(%rsp), %r11	/* reservation */
+	mov	32(%rsp), %rbx	/* S, above the home space (after the pop) */
+	mov	40(%rsp), %r10	/* bottom */
+	mov	48(%rsp), %r11	/* reservation */
+	mov	%r9, %r12	/* finish: S and finish are for after entry */
 	and	$-16, %rdx
 	mov	%rdx, TIB_STACK_BASE
 	mov	%r10, TIB_STACK_LIMIT
@@ -543,9 +558,12 @@ FUNCTION coroutine_start_context
 	sub	$40, %rsp
 	.seh_stackalloc 40
 	.seh_endprologue
-	mov	%r9, %rcx
-	call	*%r8
-	ud2			/* entry returned: it must leave by a switch */
+	mov	%rbx, %rcx
+	xor	%edx, %edx
+	call	*%r8		/* entry(S, NULL) */
+	mov	%rbx, %rcx
+	call	*%r12		/* finish(S) */
+	ud2			/* finish returned: it must leave by a switch */
 	.seh_endproc
 END_FUNCTION coroutine_start_context
 
@@ -698,8 +716,9 @@ END_FUNCTION coroutine_switch_context
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (4(%esp)), char *top (8(%esp)),
- *                              void (*entry)(struct schedule *) (12(%esp)),
- *                              struct schedule *S (16(%esp)))
+ *                              void (*entry)(struct schedule *, void *) (12(%esp)),
+ *                              void (*finish)(struct schedule *) (16(%esp)),
+ *                              struct schedule *S (20(%esp)))
  * The new coroutine runs with the caller's FP control state, as a function
  * it called would.
  */
@@ -709,21 +728,25 @@ FUNCTION coroutine_start_context
 	SAVE_CALLER %eax
 	mov	4(%esp), %ecx	/* top (the pop moved the arguments up by 4) */
 	mov	8(%esp), %edx	/* entry */
-	mov	12(%esp), %eax	/* S */
+	mov	12(%esp), %esi	/* finish: S and finish are for after entry */
+	mov	16(%esp), %ebx	/* S */
 	and	$-16, %ecx
 	mov	%ecx, %esp
 	/*
-	 * The unwind entry covers only the call on the new stack and says that
-	 * it has no caller: backtraces and unwinders stop here instead of
+	 * The unwind entry covers only the calls on the new stack and says that
+	 * they have no caller: backtraces and unwinders stop here instead of
 	 * reading whatever lies above the top of the run stack.
 	 */
 	.cfi_startproc
 	.cfi_undefined eip
 	xor	%ebp, %ebp	/* ends frame-pointer chains here too */
-	sub	$12, %esp	/* 12 + the 4 of S: esp % 16 == 0 at the call */
-	push	%eax
-	call	*%edx
-	ud2			/* entry returned: it must leave by a switch */
+	sub	$8, %esp	/* 8 + the 8 of the arguments: esp % 16 == 0 at the call */
+	push	$0
+	push	%ebx
+	call	*%edx		/* entry(S, NULL) */
+	mov	%ebx, (%esp)	/* the argument slots were entry's to change */
+	call	*%esi		/* finish(S) */
+	ud2			/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
 
@@ -826,11 +849,12 @@ END_FUNCTION coroutine_switch_context
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (x0), char *top (x1),
- *                              void (*entry)(struct schedule *) (x2),
- *                              struct schedule *S (x3),
- *                              char *bottom (x4), char *reservation (x5))
- * bottom and reservation are for Windows only: ignored.  The new coroutine runs with the caller's FPCR, as a function it called
- * would.
+ *                              void (*entry)(struct schedule *, void *) (x2),
+ *                              void (*finish)(struct schedule *) (x3),
+ *                              struct schedule *S (x4),
+ *                              char *bottom (x5), char *reservation (x6))
+ * bottom and reservation are for Windows only: ignored.  The new coroutine
+ * runs with the caller's FPCR, as a function it called would.
  */
 FUNCTION coroutine_start_context
 	ENTRY_MARK
@@ -838,16 +862,21 @@ FUNCTION coroutine_start_context
 	and	x1, x1, #-16	/* sp must always be 16-byte aligned */
 	mov	sp, x1
 	/*
-	 * The unwind entry covers only the call on the new stack and says that
-	 * it has no caller: backtraces and unwinders stop here instead of
+	 * The unwind entry covers only the calls on the new stack and says that
+	 * they have no caller: backtraces and unwinders stop here instead of
 	 * reading whatever lies above the top of the run stack.
 	 */
 	.cfi_startproc
 	.cfi_undefined x30
 	mov	x29, xzr	/* a zero frame pointer ends frame-record chains */
-	mov	x0, x3
-	blr	x2
-	brk	#0x3e8		/* entry returned: it must leave by a switch */
+	mov	x19, x4		/* S and finish, for after entry: callee-saved */
+	mov	x20, x3
+	mov	x0, x4
+	mov	x1, xzr
+	blr	x2		/* entry(S, NULL) */
+	mov	x0, x19
+	blr	x20		/* finish(S) */
+	brk	#0x3e8		/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
 
@@ -958,18 +987,21 @@ END_FUNCTION coroutine_switch_context
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (r0), char *top (r1),
- *                              void (*entry)(struct schedule *) (r2),
- *                              struct schedule *S (r3))
+ *                              void (*entry)(struct schedule *, void *) (r2),
+ *                              void (*finish)(struct schedule *) (r3),
+ *                              struct schedule *S ([sp]))
  * The new coroutine runs with the caller's FPSCR, as a function it called
  * would.
  */
 FUNCTION coroutine_start_context
 	SAVE_CALLER r0
+	ldr	r4, [sp]	/* S and finish, for after entry: callee-saved */
+	mov	r5, r3
 	bic	r1, r1, #15	/* 16 as elsewhere; AAPCS asks for 8 at a call */
 	mov	sp, r1
 	/*
-	 * The unwind entries cover only the call on the new stack and say that
-	 * it has no caller: .cantunwind for the EHABI unwinder (exceptions,
+	 * The unwind entries cover only the calls on the new stack and say that
+	 * they have no caller: .cantunwind for the EHABI unwinder (exceptions,
 	 * backtrace(3)), an undefined lr (r14) for debuggers.  Both stop here
 	 * instead of reading whatever lies above the top of the run stack.
 	 */
@@ -979,9 +1011,12 @@ FUNCTION coroutine_start_context
 	.cfi_undefined 14
 	mov	r7, #0		/* end frame-pointer chains here too: r7 is */
 	mov	r11, #0		/* Thumb code's frame pointer, r11 ARM code's */
-	mov	r0, r3
-	blx	r2		/* entry may be Thumb or ARM code: bit 0 says */
-	udf	#0		/* entry returned: it must leave by a switch */
+	mov	r0, r4
+	mov	r1, #0
+	blx	r2		/* entry(S, NULL), Thumb or ARM code: bit 0 says */
+	mov	r0, r4
+	blx	r5		/* finish(S) */
+	udf	#0		/* finish returned: it must leave by a switch */
 	.cfi_endproc
 	.fnend
 END_FUNCTION coroutine_start_context
@@ -1093,8 +1128,9 @@ END_FUNCTION coroutine_switch_context
 /*
  * ---- The first-entry trampoline
  * void coroutine_start_context(context *from (a0), char *top (a1),
- *                              void (*entry)(struct schedule *) (a2),
- *                              struct schedule *S (a3))
+ *                              void (*entry)(struct schedule *, void *) (a2),
+ *                              void (*finish)(struct schedule *) (a3),
+ *                              struct schedule *S (a4))
  * The new coroutine runs with the caller's rounding mode, as a function it
  * called would.
  */
@@ -1103,16 +1139,21 @@ FUNCTION coroutine_start_context
 	andi	a1, a1, -16	/* sp must be 16-byte aligned */
 	mv	sp, a1
 	/*
-	 * The unwind entry covers only the call on the new stack and says that
-	 * it has no caller: backtraces and unwinders stop here instead of
+	 * The unwind entry covers only the calls on the new stack and says that
+	 * they have no caller: backtraces and unwinders stop here instead of
 	 * reading whatever lies above the top of the run stack.
 	 */
 	.cfi_startproc
 	.cfi_undefined ra
 	li	s0, 0		/* a zero frame pointer ends frame chains here too */
-	mv	a0, a3
-	jalr	a2
-	unimp			/* entry returned: it must leave by a switch */
+	mv	s1, a4		/* S and finish, for after entry: callee-saved */
+	mv	s2, a3
+	mv	a0, a4
+	li	a1, 0
+	jalr	a2		/* entry(S, NULL) */
+	mv	a0, s1
+	jalr	s2		/* finish(S) */
+	unimp			/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
 

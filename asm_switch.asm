@@ -216,10 +216,11 @@ coroutine_switch_context ENDP
 ;
 ; ---- The first-entry trampoline
 ; void coroutine_start_context(context *from (rcx), char *top (rdx),
-;                              void (*entry)(struct schedule *) (r8),
-;                              struct schedule *S (r9),
-;                              char *bottom (rsp + 40),
-;                              char *reservation (rsp + 48))
+;                              void (*entry)(struct schedule *, void *) (r8),
+;                              void (*finish)(struct schedule *) (r9),
+;                              struct schedule *S (rsp + 40),
+;                              char *bottom (rsp + 48),
+;                              char *reservation (rsp + 56))
 ; bottom and reservation are the lowest addresses of the run stack and of
 ; its mapping (the guard region below it): the new StackLimit and
 ; DeallocationStack.  The new coroutine's exception list is empty: -1,
@@ -229,8 +230,10 @@ coroutine_switch_context ENDP
 	ALIGN 16
 coroutine_start_context PROC
 	SAVE_CALLER rcx
-	mov	r10, [rsp + 32]	; bottom, above the home space (after the pop)
-	mov	r11, [rsp + 40]	; reservation
+	mov	rbx, [rsp + 32]	; S, above the home space (after the pop)
+	mov	r10, [rsp + 40]	; bottom
+	mov	r11, [rsp + 48]	; reservation
+	mov	r12, r9		; finish: S and finish are for after entry
 	and	rdx, -16
 	mov	TIB_STACK_BASE, rdx
 	mov	TIB_STACK_LIMIT, r10
@@ -258,9 +261,12 @@ coroutine_start_context_call PROC FRAME
 	sub	rsp, 40
 	.allocstack 40
 	.endprolog
-	mov	rcx, r9
-	call	r8
-	ud2			; entry returned: it must leave by a switch
+	mov	rcx, rbx
+	xor	edx, edx
+	call	r8		; entry(S, NULL)
+	mov	rcx, rbx
+	call	r12		; finish(S)
+	ud2			; finish returned: it must leave by a switch
 coroutine_start_context_call ENDP
 
 END

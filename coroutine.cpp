@@ -226,11 +226,12 @@ struct coroutine_context {
 };
 extern "C" {
 void coroutine_switch_context(context *from, const context *to);
-/* Saves the caller in *from, then calls entry(S) on a fresh stack below
- * top.  bottom and reservation (the lowest addresses of the run stack and
- * of its mapping) are for Windows, whose thread block records them. */
-void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S,
-			     char *bottom, char *reservation);
+/* Saves the caller in *from, then calls entry(S, NULL) on a fresh stack
+ * below top, and finish(S) when entry returns.  bottom and reservation (the
+ * lowest addresses of the run stack and of its mapping) are for Windows,
+ * whose thread block records them. */
+void coroutine_start_context(context *from, char *top, coroutine_func entry, void (*finish)(struct schedule *),
+			     struct schedule *S, char *bottom, char *reservation);
 }
 #elif defined(__EMSCRIPTEN__)
 /* Emscripten's fibers: see "WebAssembly" for what a fiber is made of. */
@@ -445,8 +446,9 @@ static int next_used_slot(const struct schedule *S, size_t i); /* at or after i 
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static size_t buffer_capacity(void *block);
-/* The context switch: saves main in S->main and calls run_coroutine(S) on
- * the top of the run stack (asm, ucontext or a fiber). */
+/* The context switch: saves main in S->main and calls run_coroutine(S,
+ * NULL) on the top of the run stack, then finish_coroutine(S) (asm,
+ * ucontext or a fiber). */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
 /* WebAssembly's own frames, which move with the run stack (elsewhere,
  * these do nothing): the areas, their hand-over, main's stack bounds. */
@@ -634,10 +636,9 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 
 /*
  * The running coroutine has finished: it goes, and with it its slot.  Its
- * own code does this, on the run stack, on its way out.  Out of line, so
- * that it costs run_coroutine's frame, which is in every slice, no register.
+ * own code does this, on the run stack, on its way out.
  */
-NOINLINE static void delete_running(struct schedule *S)
+static void delete_running(struct schedule *S)
 {
 	give_back_eh_state(S, NULL);
 	int id = S->running;
@@ -649,16 +650,31 @@ NOINLINE static void delete_running(struct schedule *S)
 }
 
 /*
- * Every coroutine starts here, on the top of the run stack, and leaves for
- * good through the switch at the end (never by returning).
+ * Every coroutine starts here, on the top of the run stack, and ends by
+ * calling its function, which returns to run_coroutine's caller: the
+ * compiler jumps to the function, whose frame then starts where this one
+ * did, and no frame of the library's is in the coroutine's slices.  (The
+ * caller keeps S for finish_coroutine in a register that the coroutine's
+ * functions preserve, and the switch saves in the context.)  It takes the
+ * function's arguments, the second unused: on i386, where they are on the
+ * stack, only a function given as many can jump to it.
  */
-static void run_coroutine(struct schedule *S)
+static void run_coroutine(struct schedule *S, void *unused)
 {
+	(void)unused;
 	asan_enter_coroutine(S, NULL);
 	struct coroutine *C = S->co[S->running];
 	C->start.func(S, C->start.ud);
-	/* C is not kept across the call: this frame is at the top of every
-	 * saved slice, and a register kept is 8 bytes more. */
+}
+
+/*
+ * The coroutine's function has returned: it goes, and leaves for good
+ * through the switch (never by returning).  Out of line: inlined into its
+ * caller, whose frame is in every slice with ucontext, its registers would
+ * be that frame's too.
+ */
+NOINLINE static void finish_coroutine(struct schedule *S)
+{
 	delete_running(S);
 	asan_leave_coroutine(S, NULL);
 	LEAVE_CONTEXT(S, &S->main);
@@ -1550,12 +1566,14 @@ static void make_frames(struct schedule *S)
 static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
 	(void)C;
-	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S, S->stack, S->stack - GUARD_SIZE);
+	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, finish_coroutine, S, S->stack,
+				S->stack - GUARD_SIZE);
 }
 #elif COROUTINE_FIBER
 static void enter_fiber(void *S)
 {
-	run_coroutine((struct schedule *)S);
+	run_coroutine((struct schedule *)S, NULL);
+	finish_coroutine((struct schedule *)S);
 }
 
 /* Its C stack is the run stack; its wasm frames go to the schedule's area. */
@@ -1568,7 +1586,9 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 /* makecontext passes int arguments only, so the pointer travels in halves. */
 static void run_coroutine_ucontext(uint32_t low, uint32_t high)
 {
-	run_coroutine((struct schedule *)(((uintptr_t)high << 16 << 16) | low));
+	struct schedule *S = (struct schedule *)(((uintptr_t)high << 16 << 16) | low);
+	run_coroutine(S, NULL);
+	finish_coroutine(S);
 }
 
 /* A new coroutine starts with main's MXCSR (saved here), as with asm. */

@@ -517,6 +517,38 @@ static uintptr_t walk_up_from(uintptr_t R, uintptr_t bottom, uintptr_t top, stru
 	return walk_reaches(w, bottom, top) ? save_cfa : 0;
 }
 
+#if defined(__aarch64__)
+/*
+ * aarch64, when no word below the slice returns into coroutine_yield: the
+ * save had no frame (save_shallow_stack calls nothing), and its return
+ * address stayed in the link register.  The walk then starts in
+ * coroutine_yield just after its call of the save, with the stack pointer
+ * it had there, the slice's bottom, which is also its frame pointer (its
+ * frame record lies at the bottom of its frame).  Returns the save's CFA,
+ * the bottom, or 0; names the save in name.
+ */
+static uintptr_t walk_up_from_frameless_save(uintptr_t bottom, uintptr_t top, uintptr_t yield, uintptr_t yield_len,
+					      struct walk *w, char *name, size_t len)
+{
+	for (uintptr_t ra = yield + 4; ra <= yield + yield_len; ra += 4) {
+		uintptr_t f = call_target(ra);
+		if (f == 0 || function_start(f) != f)
+			continue;
+		name_at(f, name, len);
+		if (strncmp(name, "save_shallow", 12) != 0)
+			continue;
+		memset(w, 0, sizeof *w);
+		w->start.pc = w->start.lr = ra;
+		w->start.sp = w->start.fp = bottom;
+		walk_from(w);
+		if (walk_reaches(w, bottom, top))
+			return bottom;
+	}
+	name[0] = '\0';
+	return 0;
+}
+#endif
+
 /*
  * The frames of the slice [bottom, top) that id left at its yield, top of
  * the run stack first, into s->frames.  The save's share is from the slice
@@ -531,8 +563,14 @@ static void find_frames(struct step *s, long size)
 	uintptr_t R = 0, save_cfa = 0;
 	if (top == 0 || yield == 0)
 		return;
+	char frameless_save[NAME_LEN] = "";
 	while (save_cfa == 0 && save_return_slot(bottom, top, yield, &R))
 		save_cfa = walk_up_from(R, bottom, top, &w);
+#if defined(__aarch64__)
+	if (save_cfa == 0)
+		save_cfa = walk_up_from_frameless_save(bottom, top, yield, yield_len, &w, frameless_save,
+						       sizeof frameless_save);
+#endif
 	if (save_cfa == 0)
 		return;
 	/* The save goes first, ending where coroutine_yield's stack pointer
@@ -560,7 +598,9 @@ static void find_frames(struct step *s, long size)
 		long end = n + 1 < w.n ? (long)w.cfa[n + 1] : (long)top;
 		if (end > (long)top)
 			end = (long)top;
-		if (n == 0)
+		if (n == 0 && frameless_save[0] != '\0')
+			copy_name(s->frames[0].name, sizeof s->frames[0].name, frameless_save);
+		else if (n == 0)
 			save_name(R, bottom, yield, yield_len, s->frames[0].name, sizeof s->frames[0].name);
 		else
 			name_at(w.pc[n], s->frames[n].name, sizeof s->frames[n].name);
