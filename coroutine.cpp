@@ -309,7 +309,8 @@ struct coroutine {
 	};
 	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
-	int status;
+	unsigned char status;
+	unsigned char room;  /* bytes of shallow slice its block holds: see NEW_ROOM */
 #if COROUTINE_FIBER
 	char *frames;     /* its wasm frames, while another owns the run stack */
 #endif
@@ -481,6 +482,7 @@ static void forget_run_stack(struct schedule *S);
  */
 static char *saved_slice(struct coroutine *C);
 static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
+static unsigned char shallow_room(size_t room); /* C->room, for room bytes of block */
 static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
 static void copy_stack(char *to, const char *from, size_t n);
 static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
@@ -568,18 +570,25 @@ struct schedule *coroutine_open(void)
 /* ---- Creating a coroutine ------------------------------------------------------ */
 
 /*
- * A new coroutine's block has room for a slice this large, as much as a
- * yield a few calls deep saves: such a coroutine's yields need no realloc,
- * and every block holds such a slice, which lets save_shallow_stack copy
- * it without asking how large the block is.  None with ucontext, whose
+ * A shallow slice, at most SHALLOW_SLICE bytes, as much as a yield a few
+ * calls deep saves, is copied by a run of block moves rather than memcpy,
+ * by functions that need no stack frame (save_shallow_stack,
+ * take_run_stack_quickly).  A new coroutine's block has room for NEW_ROOM
+ * bytes of slice, so that most coroutines' yields need no realloc; a block
+ * grows (with_room_for) for a slice that does not fit, and C->room says how
+ * much of a shallow slice it holds, so that save_shallow_stack copies one
+ * without asking malloc how large the block is.  None with ucontext, whose
  * slices are larger and switches slower (see README's Performance).
  */
 #if !COROUTINE_ASM
 #define SHALLOW_SLICE 0
+#define NEW_ROOM 0
 #elif defined(__aarch64__)
 #define SHALLOW_SLICE 96 /* its frames keep the frame pointer and the return address */
+#define NEW_ROOM 96
 #else
-#define SHALLOW_SLICE 64
+#define SHALLOW_SLICE 96
+#define NEW_ROOM 64 /* more would cost every coroutine's block 16 bytes per 16 */
 #endif
 /* A deep slice lies up to this many bytes further in (see saved_deep_slice). */
 #define SLICE_ALIGN 64
@@ -588,13 +597,14 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 {
 	/* malloc rather than calloc: glibc's calloc skips its per-thread cache,
 	 * and would clear the context that the first switch writes anyway. */
-	struct coroutine *C = (struct coroutine *)malloc(sizeof *C + SHALLOW_SLICE);
+	struct coroutine *C = (struct coroutine *)malloc(sizeof *C + NEW_ROOM);
 	if (C == NULL)
 		return NULL;
 	C->start.func = func;
 	C->start.ud = ud;
 	C->size = 0;
 	C->status = COROUTINE_READY;
+	C->room = shallow_room(NEW_ROOM);
 #if COROUTINE_FIBER
 	C->frames = NULL;
 #endif
@@ -801,12 +811,14 @@ void coroutine_resume(struct schedule *S, int id)
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 {
 	struct coroutine *C = S->owner;
-	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
+	/* A deep slice lies up to SLICE_ALIGN - 1 bytes in: see saved_deep_slice. */
+	size_t room = is_shallow(size) ? size : size + SLICE_ALIGN - 1;
 	if (buffer_capacity(C) - sizeof *C >= room)
 		return C;
 	C = (struct coroutine *)realloc(C, sizeof *C + room);
 	if (C == NULL)
 		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+	C->room = shallow_room(buffer_capacity(C) - sizeof *C);
 	S->co[S->running] = C;
 	S->owner = C;
 	return C;
@@ -1637,6 +1649,18 @@ static int is_shallow(size_t size)
 #endif
 }
 
+/* The most of a shallow slice that a block with room bytes after the
+ * struct holds (none under ASan): C->room. */
+static unsigned char shallow_room(size_t room)
+{
+	static_assert(SHALLOW_SLICE <= UCHAR_MAX, "C->room holds up to SHALLOW_SLICE");
+#if SHALLOW_SLICE > 0
+	return (unsigned char)(COROUTINE_ASAN ? 0 : room < SHALLOW_SLICE ? room : SHALLOW_SLICE);
+#else
+	return (void)room, 0;
+#endif
+}
+
 /* Where C's block holds a slice of size bytes whose bottom on the run stack
  * is bottom: the same place at the save and at the restore. */
 static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
@@ -1646,12 +1670,12 @@ static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size
 
 #if SHALLOW_SLICE > 0
 /*
- * save_stack's common case: a shallow slice, which every block holds.  It
- * calls nothing, so it needs no stack frame (on x86_64 dummy sits in the
- * red zone below the stack pointer): the slice is smaller by a frame.
- * Anything else it leaves to save_stack, returning NULL.  Which save a
- * yield takes depends only on its depth.  Measured as unsigned, a bottom
- * off the run stack makes a size that is never shallow.
+ * save_stack's common case: a shallow slice that C's block holds (C->room:
+ * the first yield that outgrows a new block takes save_stack, which grows
+ * it).  It calls nothing, so it needs no stack frame (on x86_64 dummy sits
+ * in the red zone below the stack pointer): the slice is smaller by a
+ * frame.  Anything else it leaves to save_stack, returning NULL.  Measured
+ * as unsigned, a bottom off the run stack makes a size that never fits.
  */
 NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct coroutine *C)
 {
@@ -1659,7 +1683,7 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 	char *bottom = slice_bottom(&dummy);
 	char *top = S->stack + STACK_SIZE;
 	size_t size = (uintptr_t)top - (uintptr_t)bottom;
-	if (!is_shallow(size))
+	if (size - 1 >= C->room)
 		return NULL;
 	C->size = (int)size;
 	copy_shallow(saved_slice(C), bottom, size);

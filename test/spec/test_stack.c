@@ -102,6 +102,69 @@ static void test_frames_survive_interleaved_yields(void **state)
 	coroutine_close(S);
 }
 
+/* ---- Small frames of every size ------------------------------------------ */
+
+/*
+ * How a slice is kept changes with its size: whether the block a new
+ * coroutine gets holds it or must grow first, whether it is copied by
+ * block moves or by memcpy, and where in the block it lies.  So coroutines
+ * hold frames of every small size, 1 to 256 bytes, across yields, while
+ * the others overwrite the run stack; each one's first yield is the first
+ * slice its block gets.  The filling and the checking are calls, so that
+ * the frame is little more than its bytes: the slices start at a few dozen.
+ */
+enum { SMALL_HOLDERS = 64, SMALL_STEP = 4, SMALL_YIELDS = 3 };
+
+struct small_holder {
+	size_t size;
+	uint64_t seed;
+	int corrupt;
+};
+
+__attribute__((noinline)) static void fill_frame(unsigned char *frame, const struct small_holder *h)
+{
+	fill_random(frame, h->size, h->seed);
+}
+
+__attribute__((noinline)) static void check_small_frame(const unsigned char *frame, struct small_holder *h)
+{
+	h->corrupt += !holds_random(frame, h->size, h->seed);
+}
+
+static void hold_small_frame(struct schedule *S, void *ud)
+{
+	struct small_holder *h = ud;
+	unsigned char frame[h->size];
+	int i;
+	fill_frame(frame, h);
+	for (i = 0; i < SMALL_YIELDS; i++) {
+		coroutine_yield(S);
+		check_small_frame(frame, h);
+	}
+}
+
+static void test_small_frames_of_every_size_survive(void **state)
+{
+	struct schedule *S = coroutine_open();
+	struct small_holder h[SMALL_HOLDERS];
+	int i, round;
+	(void)state;
+	for (i = 0; i < SMALL_HOLDERS; i++) {
+		h[i].size = 1 + (size_t)i * SMALL_STEP;
+		h[i].seed = 500 + (uint64_t)i;
+		h[i].corrupt = 0;
+		assert_int_equal(coroutine_new(S, hold_small_frame, &h[i]), i);
+	}
+	for (round = 0; round <= SMALL_YIELDS; round++)
+		for (i = 0; i < SMALL_HOLDERS; i++)
+			coroutine_resume(S, i);
+	for (i = 0; i < SMALL_HOLDERS; i++) {
+		assert_int_equal(h[i].corrupt, 0);
+		assert_int_equal(coroutine_status(S, i), COROUTINE_DEAD);
+	}
+	coroutine_close(S);
+}
+
 /* ---- A slice of almost the whole run stack ---------------------------- */
 
 enum { BIG_FRAME = 900 * 1024 };
@@ -329,6 +392,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frames_survive_interleaved_yields),
+		cmocka_unit_test(test_small_frames_of_every_size_survive),
 		cmocka_unit_test(test_900_kib_frame_survives_another_coroutine),
 		cmocka_unit_test(test_coroutine_of_a_neighbour_schedule_resumed_deep_down),
 		cmocka_unit_test(test_run_stack_has_1_mib_guard_below),
