@@ -285,6 +285,8 @@ struct eh_state {
 	struct frame_info *handlers; /* the head of the chain */
 };
 #endif
+/* A runtime is known by its function that returns a thread's state in it. */
+typedef struct eh_state *(*eh_globals_func)(void);
 
 /* ---- The two structures ------------------------------------------------ */
 
@@ -338,8 +340,11 @@ struct schedule {
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
 	context main;                /* where coroutine_yield returns to */
 	uint64_t thread;             /* its thread's number: see move_to_this_thread */
-	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
+	uint64_t fast_thread;        /* thread, or none: see resume_the_long_way */
+	struct eh_state *eh;         /* its thread's state in its C++ runtime, or spare */
+	eh_globals_func eh_runtime;  /* that runtime; NULL until one is found */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
+	struct more_runtimes *more;  /* the C++ runtimes after the first; rarely any */
 #if COROUTINE_ASM || COROUTINE_FIBER
 	context finished_context;    /* where a finished coroutine's last switch saves */
 #endif
@@ -488,13 +493,18 @@ static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
 /*
  * The C++ exception state: main's and each coroutine's change hands at the
- * switches (C NULL: it has finished); the state of a runtime that arrived
- * late is taken up at a coroutine's start.
+ * switches (C NULL: it has finished).  The runtimes in the process are
+ * looked for when a schedule opens, and at a coroutine's start while the
+ * schedule keeps none (1: it keeps several now); more than one is kept
+ * around the whole resume.
  */
-static struct eh_state *this_thread_eh(void);
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
-static void take_up_late_runtime(struct schedule *S);
+static void ask_runtimes_on_this_thread(struct schedule *S);
+static int take_up_runtimes(struct schedule *S);
+static int take_up_late_runtime(struct schedule *S);
+NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id);
+static void free_more_runtimes(struct schedule *S);
 /* Threads: a number per thread, never reused; a schedule that moves to
  * another thread, leaving the coroutines suspended on the old one there. */
 static uint64_t this_thread(void);
@@ -552,14 +562,15 @@ struct schedule *coroutine_open(void)
 	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
 	if (S == NULL)
 		return NULL;
-	if (!make_slots(S) || !map_run_stack(S)) {
+	S->running = -1;
+	S->thread = S->fast_thread = this_thread();
+	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
+	if (!make_slots(S) || !take_up_runtimes(S) || !map_run_stack(S)) {
+		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
 		return NULL;
 	}
-	S->running = -1;
-	S->thread = this_thread();
-	S->eh = this_thread_eh();
 	return S;
 }
 
@@ -713,7 +724,10 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	if (C->status == SUSPENDED_ELSEWHERE)
 		fail("coroutine_resume: coroutine %d was suspended on another thread; "
 		     "resume it on that thread", id);
-	take_up_late_runtime(S);
+	if (take_up_late_runtime(S)) { /* it keeps several runtimes now */
+		coroutine_resume(S, id);
+		return;
+	}
 	S->running = id;
 	forget_run_stack(S);
 	hand_over_frames(S, NULL);
@@ -727,12 +741,19 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	asan_back_in_main(S);
 }
 
-/* Out of line, and the resume made again from the top: nothing has to
- * survive the walk in coroutine_resume's common case. */
-NOINLINE static void move_then_resume(struct schedule *S, int id)
+/*
+ * The resume of a schedule off its fast path: on another thread than its
+ * own, where it moves (see move_to_this_thread), or keeping more than one
+ * C++ runtime.  Out of line, and the resume made again from the top.
+ */
+NOINLINE static void resume_the_long_way(struct schedule *S, int id)
 {
-	move_to_this_thread(S);
-	coroutine_resume(S, id);
+	if (S->thread != this_thread())
+		move_to_this_thread(S);
+	if (S->more != NULL)
+		resume_keeping_more_runtimes(S, id);
+	else
+		coroutine_resume(S, id);
 }
 
 /* Tells which of coroutine_resume's checks failed, and stops. */
@@ -751,8 +772,8 @@ void coroutine_resume(struct schedule *S, int id)
 		refuse_resume(S, id);
 		return;
 	}
-	if (S->thread != thread_number) { /* 0 on a thread not yet numbered */
-		move_then_resume(S, id);
+	if (S->fast_thread != thread_number) { /* 0 on a thread not yet numbered */
+		resume_the_long_way(S, id);
 		return;
 	}
 	struct coroutine *C = S->co[id];
@@ -946,6 +967,7 @@ void coroutine_close(struct schedule *S)
 		delete_coroutine(C);
 	}
 	free_slots(S);
+	free_more_runtimes(S);
 	unmap_run_stack(S);
 	free(S);
 }
@@ -1142,14 +1164,21 @@ static int next_used_slot(const struct schedule *S, size_t i)
 /* ---- The platforms: POSIX, Windows, WebAssembly --------------------------------
  *
  * How the run stack and its guard are mapped, how large a malloc'd block
- * is, and how a C++ runtime that arrives late is found (see "The C++
- * exception state"): runtime_eh_state returns what the runtime's
- * __cxa_get_globals() returns on the calling thread, or NULL while the
- * process has none, looking again only once modules were loaded since the
- * thread last looked (modules_changed).
+ * is, and how the C++ runtimes in the process are found (see "The C++
+ * exception state"): find_runtimes adds each one's function that returns
+ * a thread's state in it, and modules_changed says whether modules were
+ * loaded or unloaded since the calling thread last asked.
  */
-struct eh_state;
-typedef struct eh_state *(*eh_globals_func)(void);
+#define MAX_RUNTIMES 3
+struct runtimes {
+	int n;
+	eh_globals_func get[MAX_RUNTIMES];
+};
+static void add_runtime(struct runtimes *found, eh_globals_func get);
+#if EH_MSVC_ABI
+static struct eh_state *vcruntime_eh(void);
+#endif
+
 #if !defined(__APPLE__) && !EH_MSVC_ABI
 /* A program that catches has a runtime linked in: a weak reference finds
  * it (a static one too, which no lookup at run time sees).  Called
@@ -1157,7 +1186,7 @@ typedef struct eh_state *(*eh_globals_func)(void);
  * where ld64 wants a definition even for a weak reference. */
 extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
 
-static struct eh_state *linked_runtime_eh_state(void)
+static struct eh_state *linked_runtime(void)
 {
 	return __cxa_get_globals ? __cxa_get_globals() : NULL;
 }
@@ -1196,17 +1225,16 @@ static size_t buffer_capacity(void *buffer)
 #if !EH_MSVC_ABI
 /*
  * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load (LdrRegisterDllNotification, once per
- * process).  Where it cannot be asked, every call looks.
+ * count_dll_load at each load and unload (LdrRegisterDllNotification, once
+ * per process).  Where it cannot be asked, every call looks.
  */
 static volatile LONG dll_loads;
 static int counting_dll_loads;
 
 static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
 {
-	(void)data, (void)context;
-	if (reason == 1) /* LDR_DLL_NOTIFICATION_REASON_LOADED */
-		InterlockedIncrement(&dll_loads);
+	(void)reason, (void)data, (void)context; /* loaded (1) or unloaded (2) */
+	InterlockedIncrement(&dll_loads);
 }
 
 typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
@@ -1237,19 +1265,28 @@ static int modules_changed(void)
 
 /* A weak reference resolves only to a definition linked in statically: a
  * runtime in a DLL is found by the DLL's name. */
-static struct eh_state *runtime_eh_state(void)
+static void find_runtimes(struct runtimes *found)
 {
-	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
-	struct eh_state *linked = linked_runtime_eh_state();
-	if (linked != NULL || !modules_changed())
-		return linked;
-	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
-		HMODULE module = GetModuleHandleA(runtimes[i]);
-		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
-		if (found)
-			return ((eh_globals_func)(void (*)(void))found)();
+	static const char *const names[] = { "libstdc++-6.dll", "libc++.dll" };
+	add_runtime(found, linked_runtime);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		HMODULE module = GetModuleHandleA(names[i]);
+		FARPROC get = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
+		add_runtime(found, (eh_globals_func)(void (*)(void))get);
 	}
-	return NULL;
+}
+#else
+/* vcruntime, which every program built with Microsoft's ABI links, is the
+ * one runtime: a thread looks once. */
+static int modules_changed(void)
+{
+	static thread_local int looked;
+	return looked ? 0 : (looked = 1);
+}
+
+static void find_runtimes(struct runtimes *found)
+{
+	add_runtime(found, vcruntime_eh);
 }
 #endif
 #elif defined(__EMSCRIPTEN__)
@@ -1280,10 +1317,17 @@ static size_t buffer_capacity(void *buffer)
 	return malloc_usable_size(buffer);
 }
 
-/* A WebAssembly program loads no library later: only a runtime linked in. */
-static struct eh_state *runtime_eh_state(void)
+/* A WebAssembly program loads no library later: only a runtime linked in,
+ * found at a thread's first look. */
+static int modules_changed(void)
 {
-	return linked_runtime_eh_state();
+	static thread_local int looked;
+	return looked ? 0 : (looked = 1);
+}
+
+static void find_runtimes(struct runtimes *found)
+{
+	add_runtime(found, linked_runtime);
 }
 #else
 #include <sys/mman.h>
@@ -1337,12 +1381,7 @@ static size_t buffer_capacity(void *buffer)
 #include <mach-o/dyld.h>
 /* No weak reference (see above).  libc++abi, loaded in every process
  * (libSystem needs it), is found at the first look. */
-static struct eh_state *linked_runtime_eh_state(void)
-{
-	return NULL;
-}
-
-static const char *const runtimes[] = { "/usr/lib/libc++abi.dylib" };
+static const char *const runtime_names[] = { "/usr/lib/libc++abi.dylib" };
 
 static int modules_changed(void)
 {
@@ -1357,7 +1396,7 @@ static int modules_changed(void)
 #include <dlfcn.h>
 #include <link.h>
 
-static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1" };
+static const char *const runtime_names[] = { "libstdc++.so.6", "libc++abi.so.1" };
 
 /* How many modules have ever been loaded (glibc and musl count them): the
  * first module's entry says, and the walk stops there. */
@@ -1381,34 +1420,40 @@ static int modules_changed(void)
 #endif
 
 #if defined(__APPLE__) || defined(__ELF__)
-/* dlopen with RTLD_NOLOAD opens only what is loaded already. */
-static void *find_in_runtime(const char *name, const char *symbol)
+/* dlopen with RTLD_NOLOAD opens only what is loaded already: looking
+ * never loads a runtime. */
+static eh_globals_func find_in_runtime(const char *name)
 {
 	void *module = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
 	if (module == NULL)
 		return NULL;
-	void *found = dlsym(module, symbol);
+	void *found = dlsym(module, "__cxa_get_globals");
 	dlclose(module);
-	return found;
+	return (eh_globals_func)found;
 }
 
 /* In the global scope (dlsym), which misses a library loaded RTLD_LOCAL
  * (dlopen's default) and the runtime it brought, so also by file name. */
-static struct eh_state *runtime_eh_state(void)
+static void find_runtimes(struct runtimes *found)
 {
-	struct eh_state *linked = linked_runtime_eh_state();
-	if (linked != NULL || !modules_changed())
-		return linked;
-	void *found = dlsym(RTLD_DEFAULT, "__cxa_get_globals");
-	for (size_t i = 0; found == NULL && i < sizeof runtimes / sizeof runtimes[0]; i++)
-		found = find_in_runtime(runtimes[i], "__cxa_get_globals");
-	return found ? ((eh_globals_func)found)() : NULL;
+#if !defined(__APPLE__)
+	add_runtime(found, linked_runtime);
+#endif
+	add_runtime(found, (eh_globals_func)dlsym(RTLD_DEFAULT, "__cxa_get_globals"));
+	for (size_t i = 0; i < sizeof runtime_names / sizeof runtime_names[0]; i++)
+		add_runtime(found, find_in_runtime(runtime_names[i]));
 }
 #else
-/* Elsewhere, only a runtime linked in. */
-static struct eh_state *runtime_eh_state(void)
+/* Elsewhere, only a runtime linked in, found at a thread's first look. */
+static int modules_changed(void)
 {
-	return linked_runtime_eh_state();
+	static thread_local int looked;
+	return looked ? 0 : (looked = 1);
+}
+
+static void find_runtimes(struct runtimes *found)
+{
+	add_runtime(found, linked_runtime);
 }
 #endif
 #endif
@@ -1927,28 +1972,18 @@ static void tools_forget_schedule(struct schedule *S)
  * coroutine's in struct coroutine (in its frame it would cost every slice
  * more bytes than the field).  The library links into a C program with no
  * runtime, which may get one later with a library it loads: while there is
- * none, a spare of the thread's own is swapped instead, and a runtime that
- * arrives is taken up at a coroutine's start (take_up_late_runtime).
+ * none, a spare of the thread's own is swapped, and the runtimes that
+ * arrive are taken up on the slow paths (take_up_runtimes).  A process may
+ * hold two runtimes (libstdc++ and libc++abi, each with its own state):
+ * the first is swapped on the fast path, the others on resume_the_long_way.
  */
 
-/*
- * The running thread's exception state: the runtime's, or the thread's
- * spare while the process has none.  Never NULL once asked, so that the
- * swaps need no test.  Asked once per thread (it costs a call into the
- * runtime); a thread on its spare asks again on the slow paths (open, a
- * thread's first resume, a coroutine's start): one may have arrived.
- */
-static thread_local struct eh_state *thread_eh INITIAL_EXEC;
+/* The runtimes as this thread last found them, and its spare state. */
+static thread_local struct runtimes thread_runtimes INITIAL_EXEC;
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
 
 #if !EH_MSVC_ABI
-static struct eh_state *runtime_eh(void)
-{
-	struct eh_state *runtime = runtime_eh_state();
-	return runtime ? runtime : &spare_eh;
-}
-
-/* *to = the state of the thread whose runtime_eh is thread. */
+/* *to = the state of the thread whose state in a runtime is thread. */
 static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
 {
 	*to = *thread;
@@ -1988,12 +2023,11 @@ struct eh_places {
 };
 static thread_local struct eh_places eh_places;
 
-/* The places are the runtime's, always there: what runtime_eh returns only
- * names the thread's state, and is never the spare, which would have the
- * thread ask again at every slow path. */
+/* The places are the runtime's: what vcruntime_eh returns only names the
+ * thread's state for the swaps below, which go to the places. */
 static thread_local struct eh_state runtime_named;
 
-static struct eh_state *runtime_eh(void)
+static struct eh_state *vcruntime_eh(void)
 {
 	eh_places.exception = __current_exception();
 	eh_places.context = __current_exception_context();
@@ -2035,18 +2069,105 @@ static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
 }
 #endif
 
-static struct eh_state *this_thread_eh(void)
+/* Adds get to the runtimes found, unless there is none (NULL) or it is one
+ * of them under another name (the same state on this thread). */
+static void add_runtime(struct runtimes *found, eh_globals_func get)
 {
-	if (thread_eh == NULL || thread_eh == &spare_eh)
-		thread_eh = runtime_eh();
-	return thread_eh;
+	struct eh_state *state = get ? get() : NULL;
+	if (state == NULL || found->n == MAX_RUNTIMES)
+		return;
+	for (int i = 0; i < found->n; i++)
+		if (found->get[i]() == state)
+			return;
+	found->get[found->n++] = get;
+}
+
+/* The runtimes in the process, as this thread last found them: looked for
+ * again when modules were loaded or unloaded since. */
+static const struct runtimes *runtimes_found(void)
+{
+	if (modules_changed()) {
+		thread_runtimes.n = 0;
+		find_runtimes(&thread_runtimes);
+	}
+	return &thread_runtimes;
+}
+
+/* The runtimes a schedule keeps after its first, with each coroutine's
+ * state in them: saved[id * (MAX_RUNTIMES - 1) + k], for cap slots. */
+struct more_runtimes {
+	int n;
+	eh_globals_func get[MAX_RUNTIMES - 1];
+	struct eh_state *state[MAX_RUNTIMES - 1]; /* the schedule's thread's */
+	int cap;
+	struct eh_state *saved;
+};
+
+/* No thread has this number: a schedule with more runtimes always takes
+ * resume_the_long_way. */
+#define NO_THREAD UINT64_MAX
+
+/* S keeps runtime get's state, beside those it keeps; 0 when out of memory. */
+static int keep_runtime(struct schedule *S, eh_globals_func get)
+{
+	struct eh_state *state = get();
+	if (S->eh_runtime == NULL) {
+		S->eh_runtime = get;
+		S->eh = state;
+		return 1;
+	}
+	struct more_runtimes *m = S->more;
+	if (state == S->eh || (m != NULL && m->n == MAX_RUNTIMES - 1))
+		return 1;
+	for (int k = 0; m != NULL && k < m->n; k++)
+		if (m->state[k] == state)
+			return 1;
+	if (m == NULL && (m = (struct more_runtimes *)calloc(1, sizeof *m)) == NULL)
+		return 0;
+	m->get[m->n] = get;
+	m->state[m->n++] = state;
+	S->more = m;
+	S->fast_thread = NO_THREAD;
+	return 1;
+}
+
+/*
+ * Makes S keep every runtime its thread finds; 0 when out of memory.  Only
+ * from main with no coroutine of S running, when it is consistent: a
+ * runtime that S did not keep has held main's state and no coroutine's of
+ * S apart from main's, so main's goes on there, and each coroutine's
+ * starts empty.  Exceptions caught in between, in the code that brought
+ * the runtime, are not kept apart.
+ */
+static int take_up_runtimes(struct schedule *S)
+{
+	const struct runtimes *found = runtimes_found();
+	for (int i = 0; i < found->n; i++)
+		if (!keep_runtime(S, found->get[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * A runtime that arrived while S kept none is taken up when a coroutine
+ * starts, the first moment its own state matters (looking is a call into
+ * the C library: see README's Performance).  Returns 1 when S now keeps
+ * more than one runtime: the resume must then take the long way.
+ */
+static int take_up_late_runtime(struct schedule *S)
+{
+	if (S->eh_runtime != NULL)
+		return 0;
+	if (!take_up_runtimes(S))
+		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
+	return S->more != NULL;
 }
 
 /*
  * At a resume, main's state goes into the schedule and C's, saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
  * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is the thread's, never NULL.
+ * back.  S->eh is never NULL: the swaps need no test.
  */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
@@ -2062,18 +2183,62 @@ static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 	load_thread_eh(S->eh, &S->main_eh);
 }
 
-/*
- * A runtime loaded since S last asked is taken up when a coroutine starts,
- * from main, with no coroutine of S running: the spare has only held empty
- * states (nothing filled them), and the runtime's holds main's, which goes
- * on there.  Taken up while a coroutine of S ran, the runtime's would hold
- * the coroutine's and main's together.  Exceptions caught before the
- * take-up, in code that loaded the runtime, are not kept apart.
- */
-static void take_up_late_runtime(struct schedule *S)
+/* Room in m->saved for every slot of S. */
+static void make_room_for_more(struct schedule *S, struct more_runtimes *m)
 {
-	if (S->eh == &spare_eh)
-		S->eh = this_thread_eh();
+	if (m->cap >= S->cap)
+		return;
+	size_t row = MAX_RUNTIMES - 1, old = (size_t)m->cap * row, n = (size_t)S->cap * row;
+	struct eh_state *saved = (struct eh_state *)realloc(m->saved, n * sizeof *saved);
+	if (saved == NULL)
+		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
+	memset(saved + old, 0, (n - old) * sizeof *saved);
+	m->saved = saved;
+	m->cap = S->cap;
+}
+
+/*
+ * The runtimes after the first change hands around the whole resume, on
+ * main's side: main's state waits in this frame (on main's stack, which is
+ * never copied), the coroutine's in m->saved while it is suspended.
+ */
+NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
+{
+	static const struct eh_state none = {};
+	struct more_runtimes *m = S->more;
+	struct eh_state mains[MAX_RUNTIMES - 1];
+	struct coroutine *C = S->co[id];
+	if (C == NULL)
+		return;
+	make_room_for_more(S, m);
+	struct eh_state *own = &m->saved[(size_t)id * (MAX_RUNTIMES - 1)];
+	for (int k = 0; k < m->n; k++) {
+		save_thread_eh(m->state[k], &mains[k]);
+		load_thread_eh(m->state[k], C->status == COROUTINE_READY ? &none : &own[k]);
+	}
+	S->fast_thread = S->thread;
+	coroutine_resume(S, id);
+	S->fast_thread = NO_THREAD;
+	for (int k = 0; k < m->n; k++) {
+		if (S->co[id] != NULL) /* suspended again */
+			save_thread_eh(m->state[k], &own[k]);
+		load_thread_eh(m->state[k], &mains[k]);
+	}
+}
+
+/* The schedule's runtimes, asked for the calling thread's state in each. */
+static void ask_runtimes_on_this_thread(struct schedule *S)
+{
+	S->eh = S->eh_runtime ? S->eh_runtime() : &spare_eh;
+	for (int k = 0; S->more != NULL && k < S->more->n; k++)
+		S->more->state[k] = S->more->get[k]();
+}
+
+static void free_more_runtimes(struct schedule *S)
+{
+	if (S->more != NULL)
+		free(S->more->saved);
+	free(S->more);
 }
 
 /* ---- Threads ----------------------------------------------------------------------- */
@@ -2120,5 +2285,8 @@ NOINLINE static void move_to_this_thread(struct schedule *S)
 		}
 	}
 	S->thread = here;
-	S->eh = this_thread_eh();
+	S->fast_thread = S->more ? NO_THREAD : here;
+	ask_runtimes_on_this_thread(S);
+	if (!take_up_runtimes(S))
+		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
 }
