@@ -797,6 +797,8 @@ bench-ir: bench-programs
 consumer-test:
 	test/consumers/run.sh
 
+include mk/lua.mk
+
 clean:
 	rm -rf build main libcoroutine.a
 
