@@ -55,6 +55,7 @@ endef
 
 # The cases against one build ($(O)).
 .PHONY: lua-check lua-test lua-sanitize lua-valgrind
+INTERNAL_TARGETS += lua-example lua-check lua-sanitize lua-valgrind
 lua-check: $(O)/examples/lua_host$(EXE)
 	@mkdir -p $(O)/lua
 	$(foreach c,$(LUA_CASES),$(call lua-case,$(c)))
@@ -65,7 +66,7 @@ lua-test:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b lua-check || exit 1; done
 
 # make sanitize and make valgrind run the cases too, both backends, with the
-# same tools and options as the suite (SANITIZE_VARS, VALGRIND: see there).
+# same tools and options as the suite (SANITIZE_VARS, VALGRIND: mk/tools.mk).
 sanitize: lua-sanitize
 valgrind: lua-valgrind
 

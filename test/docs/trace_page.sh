@@ -6,7 +6,7 @@
 # count, the step's line, the frames on the run stack with their bytes, and
 # the bytes that moved.  Screenshots of a few steps are kept in OUT.
 #
-#   test/trace_page.sh MAIN OUT
+#   test/docs/trace_page.sh MAIN OUT
 set -euo pipefail
 main=$1 out=$2
 chromium=${CHROMIUM:-chromium}
