@@ -22,13 +22,14 @@
  * unwinds nothing.  It suspends the script's whole C stack, Lua's own frames
  * (luaV_execute, table.sort, ...) included: coroutine_yield copies it off the
  * shared run stack, and the next resume copies it back.  So a script waits
- * anywhere, for the few KB of C stack it holds at that moment.
+ * anywhere, for the C stack it holds at that moment (1.3 KB in a sort
+ * comparator).
  *
  * The shared-stack rule, for Lua: what Lua owns (strings, tables, the Lua
  * threads' own stacks) lives on Lua's heap and stays valid across a wait.
- * The C locals of a waiting script (here, of wait itself) live on the run
- * stack and have no valid address until it runs again: they are never handed
- * to another script.  The host's own state lives in main's frame, off the
+ * The C locals of a waiting script (wait's, and those of the C functions
+ * below it: table.sort's, the VM's) live on the run stack and have no valid
+ * address until it runs again: they are never handed to another script.  The host's own state lives in main's frame, off the
  * run stack, so every script may reach it.
  */
 #include "coroutine.h"
@@ -41,7 +42,6 @@
 #include <stdlib.h>
 
 struct script {
-	const char *path;   /* as given on the command line */
 	lua_State *thread;  /* the script's Lua thread */
 	int ref;            /* keeps the thread from the collector */
 	int co;             /* its coroutine; -1 once it has ended or failed to load */
@@ -87,8 +87,8 @@ static int host_wait(lua_State *L)
 		return luaL_error(L, "wait: no script is running (the host is running a finalizer)");
 	/*
 	 * A finalizer stops the collector until it returns (lua_gc then answers
-	 * -1): waiting inside one would stop it for every script.  It may even run
-	 * on another script's suspended thread, which must not be resumed here.
+	 * -1): a wait inside one would stop it for every script, for as long as
+	 * the wait lasts.
 	 */
 	if (lua_gc(L, LUA_GCISRUNNING) == -1)
 		return luaL_error(L, "wait: cannot wait inside a finalizer");
@@ -152,26 +152,24 @@ static void end_script(struct host *h, struct script *s)
 	luaL_unref(h->L, LUA_REGISTRYINDEX, s->ref);
 }
 
-/* Loads the file into a new Lua thread and gives it a coroutine. */
+/*
+ * Loads the file (path as given: Lua's messages name it so) into a new Lua
+ * thread and gives it a coroutine.  A script that fails to load never runs.
+ */
 static void add_script(struct host *h, struct script *s, const char *path)
 {
-	s->path = path;
 	s->thread = lua_newthread(h->L);
 	s->ref = luaL_ref(h->L, LUA_REGISTRYINDEX);
 	s->wake = 0;
 	s->failed = 0;
 	s->co = -1;
-	if (luaL_loadfile(s->thread, path) != LUA_OK) {
+	if (luaL_loadfile(s->thread, path) != LUA_OK)
 		report_error(s->thread);
+	else if ((s->co = coroutine_new(h->S, run_script, s)) == -1)
+		fprintf(stderr, "%s: out of memory\n", path);
+	if (s->co == -1) {
 		s->failed = 1;
 		end_script(h, s);
-		return;
-	}
-	s->co = coroutine_new(h->S, run_script, s);
-	if (s->co == -1) {
-		fprintf(stderr, "%s: out of memory\n", path);
-		s->failed = 1;
-		luaL_unref(h->L, LUA_REGISTRYINDEX, s->ref);
 	}
 }
 
