@@ -200,3 +200,4 @@ help:
 	@awk -f mk/help.awk README.md
 
 include mk/test.mk mk/docs.mk mk/consumers.mk mk/cross.mk mk/windows.mk mk/wasm.mk mk/tools.mk mk/bench.mk
+include mk/lua.mk
