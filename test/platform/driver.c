@@ -39,10 +39,14 @@
 #include "plain.h"
 
 #include <fenv.h>
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h> /* flush-to-zero, which <fenv.h> does not reach */
+#endif
 
 #define PROGRAM_BYTES 6000 /* a few hundred switches each, as test_model.c */
 
@@ -427,9 +431,6 @@ static const char *new_coroutine_starts_with_mains_mode(void)
 }
 
 #if defined(__SSE2__)
-#include <float.h>
-#include <xmmintrin.h>
-
 /*
  * Flush-to-zero (MXCSR bit 15), which no <fenv.h> function sets: SSE
  * arithmetic then gives 0 where the result would be subnormal.  A new
