@@ -311,7 +311,7 @@ struct coroutine {
 	};
 	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
-	unsigned char status;
+	unsigned char status; /* READY until its first yield; never RUNNING (coroutine_status) */
 	unsigned char room;  /* bytes of shallow slice its block holds: see NEW_ROOM */
 #if COROUTINE_FIBER
 	char *frames;     /* its wasm frames, while another owns the run stack */
@@ -687,7 +687,6 @@ NOINLINE static void finish_coroutine(struct schedule *S)
 static void continue_owner(struct schedule *S)
 {
 	struct coroutine *C = S->owner;
-	C->status = COROUTINE_RUNNING;
 	take_eh_state(S, &C->eh);
 	asan_leave_main(S);
 	note_main_stack(S);
@@ -734,7 +733,6 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	forget_run_stack(S);
 	hand_over_frames(S, NULL);
 	S->owner = C;
-	C->status = COROUTINE_RUNNING;
 	static const struct eh_state none = {};
 	take_eh_state(S, &none);
 	asan_leave_main(S);
@@ -874,12 +872,17 @@ NOINLINE void coroutine_yield(struct schedule *S)
 
 /* ---- Asking about coroutines ---------------------------------------------------- */
 
+/* The running coroutine is S->running: its own status says what it was
+ * before (READY, or SUSPEND since its first yield), so that no resume has
+ * to change it. */
 int coroutine_status(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_status");
 	check_id(S, id, "coroutine_status");
 	if (S->co[id] == NULL)
 		return COROUTINE_DEAD;
+	if (id == S->running)
+		return COROUTINE_RUNNING;
 	int status = S->co[id]->status;
 	return status == SUSPENDED_ELSEWHERE ? COROUTINE_SUSPEND : status;
 }
