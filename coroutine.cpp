@@ -305,6 +305,7 @@ struct entry {
  * its room with what it needs once it has run.
  */
 struct coroutine {
+	context ctx;     /* first: a switch's argument is C itself, no offset added */
 	union {
 		struct entry start;     /* until it starts */
 		struct eh_state eh;     /* once it has run, while it is suspended */
@@ -320,7 +321,6 @@ struct coroutine {
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
 	char *shadow;     /* ASan's shadow of the saved slice; grows too */
 #endif
-	context ctx;
 };
 
 /* A suspended coroutine whose thread is not the schedule's: only its own
@@ -332,6 +332,7 @@ struct coroutine {
 #define SLOT_LEVELS 6
 
 struct schedule {
+	context main;                /* where coroutine_yield returns to; first, as C->ctx */
 	char *stack;                 /* lowest address of the run stack */
 	struct coroutine **co;       /* cap slots, nco of them in use */
 	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
@@ -340,7 +341,6 @@ struct schedule {
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
-	context main;                /* where coroutine_yield returns to */
 	uint64_t thread;             /* its thread's number: see move_to_this_thread */
 	uint64_t fast_thread;        /* thread, or none: see resume_the_long_way */
 	struct eh_state *eh;         /* its thread's state in its C++ runtime, or spare */
