@@ -78,6 +78,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *   INITIAL_EXEC         a thread_local found without a call (ELF only)
  *   WEAK                 a reference that may stay unresolved (NULL)
  *   KEEP_IN_REGISTERS(a, b)  the values are opaque to the optimizer
+ *   UNREACHABLE()        never reached: the optimizer may count on it
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
  *   launder(p)           p, through a path the optimizer cannot see into
  *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
@@ -96,6 +97,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #endif
 #define WEAK __attribute__((weak))
 #define KEEP_IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
+#define UNREACHABLE() __builtin_unreachable()
 
 static ALWAYS_INLINE int trailing_zeros(uint64_t x)
 {
@@ -124,6 +126,7 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
 #define INITIAL_EXEC
 /* No weak references: nothing uses one (see EH_MSVC_ABI). */
 #define KEEP_IN_REGISTERS(a, b) ((void)0)
+#define UNREACHABLE() __assume(0)
 
 static ALWAYS_INLINE int trailing_zeros(uint64_t x)
 {
@@ -1743,7 +1746,8 @@ static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
 	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
 	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
 	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
-	case 1: copy_block(to, from);
+	case 1: copy_block(to, from); break;
+	default: UNREACHABLE(); /* the callers see to it: 1 to 6 blocks */
 	}
 }
 
