@@ -337,6 +337,7 @@ struct coroutine {
 struct schedule {
 	context main;                /* where coroutine_yield returns to; first, as C->ctx */
 	char *stack;                 /* lowest address of the run stack */
+	char *top;                   /* stack + STACK_SIZE: where every slice ends */
 	struct coroutine **co;       /* cap slots, nco of them in use */
 	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
 	uint64_t *nonempty_words;    /* which words of used[0] are not 0 */
@@ -535,6 +536,7 @@ static int map_run_stack(struct schedule *S)
 	if (base == NULL)
 		return 0;
 	S->stack = base + GUARD_SIZE;
+	S->top = S->stack + STACK_SIZE;
 	make_frames(S);
 	tools_register_run_stack(S);
 	return 1;
@@ -699,7 +701,7 @@ static void continue_owner(struct schedule *S)
 
 static void restore_stack(struct schedule *S, struct coroutine *C)
 {
-	char *bottom = S->stack + STACK_SIZE - C->size;
+	char *bottom = S->top - C->size;
 	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
 	asan_restore_shadow(S, C);
 }
@@ -828,7 +830,7 @@ NOINLINE NO_ASAN static char *slice_start(void)
 NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 {
 	struct coroutine *C = S->owner;
-	char *top = S->stack + STACK_SIZE;
+	char *top = S->top;
 	if (bottom < S->stack || top - bottom < MIN_SLICE)
 		fail("coroutine_yield: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
@@ -1536,8 +1538,7 @@ static void make_frames(struct schedule *) {}
 static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
 	(void)C;
-	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, finish_coroutine, S, S->stack,
-				S->stack - GUARD_SIZE);
+	coroutine_start_context(&S->main, S->top, run_coroutine, finish_coroutine, S, S->stack, S->stack - GUARD_SIZE);
 }
 #elif COROUTINE_FIBER
 static void enter_fiber(void *S)
@@ -1686,8 +1687,7 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 {
 	char dummy; /* only its address counts */
 	char *bottom = slice_bottom(&dummy);
-	char *top = S->stack + STACK_SIZE;
-	size_t size = (uintptr_t)top - (uintptr_t)bottom;
+	size_t size = (uintptr_t)S->top - (uintptr_t)bottom;
 	if (size - 1 >= C->room)
 		return NULL;
 	C->size = (int)size;
@@ -1709,7 +1709,7 @@ NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine
 		take_run_stack(S, C);
 		return;
 	}
-	copy_shallow(S->stack + STACK_SIZE - C->size, saved_slice(C), (size_t)C->size);
+	copy_shallow(S->top - C->size, saved_slice(C), (size_t)C->size);
 	S->owner = C;
 	continue_owner(S);
 }
@@ -1822,7 +1822,7 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 {
 	size_t scale, offset;
 	__asan_get_shadow_mapping(&scale, &offset);
-	uintptr_t top = (uintptr_t)(S->stack + STACK_SIZE);
+	uintptr_t top = (uintptr_t)S->top;
 	uintptr_t bottom = top - (uintptr_t)C->size;
 	*n = (top >> scale) - (bottom >> scale);
 	return (char *)((bottom >> scale) + offset);
