@@ -338,6 +338,7 @@ struct schedule {
 	context main;                /* where coroutine_yield returns to; first, as C->ctx */
 	char *stack;                 /* lowest address of the run stack */
 	char *top;                   /* stack + STACK_SIZE: where every slice ends */
+	unsigned quick_put_back;     /* see take_run_stack_quickly */
 	struct coroutine **co;       /* cap slots, nco of them in use */
 	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
 	uint64_t *nonempty_words;    /* which words of used[0] are not 0 */
@@ -539,6 +540,8 @@ static int map_run_stack(struct schedule *S)
 	S->top = S->stack + STACK_SIZE;
 	make_frames(S);
 	tools_register_run_stack(S);
+	/* Any shallow slice, while no tool watches: see take_run_stack_quickly. */
+	S->quick_put_back = tools_watch_run_stack(S) ? 0 : shallow_room(STACK_SIZE);
 	return 1;
 }
 
@@ -1700,12 +1703,13 @@ static context *save_shallow_stack(struct schedule *, struct coroutine *) { retu
 
 /*
  * take_run_stack's common case: a shallow slice, and no tool watching the
- * run stack.  It calls nothing, so it needs no stack frame, and like
+ * run stack (S->quick_put_back, SHALLOW_SLICE or 0, says both in one
+ * compare).  It calls nothing, so it needs no stack frame, and like
  * take_run_stack ends with the switch.
  */
 NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 {
-	if (tools_watch_run_stack(S) || !is_shallow((size_t)C->size)) {
+	if (SHALLOW_SLICE == 0 || (unsigned)C->size - 1 >= S->quick_put_back) {
 		take_run_stack(S, C);
 		return;
 	}
