@@ -316,7 +316,7 @@ struct coroutine {
 	};
 	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
 	int size;        /* bytes of the saved slice */
-	unsigned char status; /* READY until its first yield; never RUNNING (coroutine_status) */
+	unsigned char status; /* READY until it starts; never RUNNING (coroutine_status) */
 	unsigned char room;  /* bytes of shallow slice its block holds: see NEW_ROOM */
 #if COROUTINE_FIBER
 	char *frames;     /* its wasm frames, while another owns the run stack */
@@ -482,11 +482,13 @@ static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
 static int tools_watch_run_stack(const struct schedule *S);
 static void forget_run_stack(struct schedule *S);
-/* The C++ exception state, which changes hands at the switches (C NULL:
- * finished); the runtimes, looked for when a schedule opens and at a
- * coroutine's start while it keeps none (1: it keeps several now). */
+/* The C++ exception state, which changes hands at the switches (dropped
+ * when the coroutine has finished); the runtimes, looked for when a
+ * schedule opens and at a coroutine's start while it keeps none (1: it
+ * keeps several now). */
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
+static void drop_eh_state(struct schedule *S);
 static void ask_runtimes_on_this_thread(struct schedule *S);
 static int take_up_runtimes(struct schedule *S);
 static int take_up_late_runtime(struct schedule *S);
@@ -646,7 +648,7 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
  */
 static void delete_running(struct schedule *S)
 {
-	give_back_eh_state(S, NULL);
+	drop_eh_state(S);
 	int id = S->running;
 	delete_coroutine(S->co[id]);
 	empty_slot(S, id);
@@ -742,6 +744,7 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	forget_run_stack(S);
 	hand_over_frames(S, NULL);
 	S->owner = C;
+	C->status = COROUTINE_SUSPEND; /* what it is whenever it does not run */
 	static const struct eh_state none = {};
 	take_eh_state(S, &none);
 	asan_leave_main(S);
@@ -868,7 +871,6 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
-	C->status = COROUTINE_SUSPEND;
 	give_back_eh_state(S, C);
 	context *saved = save_shallow_stack(S, C);
 	if (saved == NULL)
@@ -881,9 +883,8 @@ NOINLINE void coroutine_yield(struct schedule *S)
 
 /* ---- Asking about coroutines ---------------------------------------------------- */
 
-/* The running coroutine is S->running: its own status says what it was
- * before (READY, or SUSPEND since its first yield), so that no resume has
- * to change it. */
+/* The running coroutine is S->running: its own status says SUSPEND, what
+ * it is whenever it does not run, so that no switch has to change it. */
 int coroutine_status(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_status");
@@ -2152,11 +2153,16 @@ static void take_eh_state(struct schedule *S, const struct eh_state *own)
 	load_thread_eh(S->eh, own);
 }
 
-/* C is NULL when it has finished: its state goes with it. */
 static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 {
-	if (C)
-		save_thread_eh(S->eh, &C->eh);
+	save_thread_eh(S->eh, &C->eh);
+	load_thread_eh(S->eh, &S->main_eh);
+}
+
+/* When it finishes (a separate function: a test for that in
+ * give_back_eh_state would cost every yield). */
+static void drop_eh_state(struct schedule *S)
+{
 	load_thread_eh(S->eh, &S->main_eh);
 }
 
