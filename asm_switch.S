@@ -247,11 +247,12 @@ FUNCTION coroutine_switch_context
 #else
 	/* Reload MXCSR and the x87 control word only if *to's control bits
 	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
-	 * x87 control word is compared in ecx. */
+	 * x87 control word is compared in ecx.  Most switches find no bit of
+	 * MXCSR changed, flags included: that case is tested first. */
 	mov	MXCSR(%rdi), %eax
 	xor	MXCSR(%rsi), %eax
-	test	$MXCSR_CONTROL, %eax
-	jnz	LOCAL(load_fp)
+	jnz	LOCAL(mxcsr_differs)
+LOCAL(compare_fcw):
 	movzwl	FCW(%rdi), %ecx
 	cmp	FCW(%rsi), %cx
 	jne	LOCAL(load_fp)
@@ -259,6 +260,9 @@ FUNCTION coroutine_switch_context
 	LOAD_CALLEE_SAVED %rsi
 	jmp	*RIP(%rsi)	/* "return" from the call that saved *to */
 
+LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
+	test	$MXCSR_CONTROL, %eax
+	jz	LOCAL(compare_fcw)
 /* *to's control bits, the current flags: see the top of the file. */
 LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
 	fldcw	FCW(%rsi)
@@ -480,11 +484,12 @@ FUNCTION coroutine_switch_context
 
 	/* Reload MXCSR and the x87 control word only if *to's control bits
 	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
-	 * x87 control word is compared in r8d. */
+	 * x87 control word is compared in r8d.  Most switches find no bit of
+	 * MXCSR changed, flags included: that case is tested first. */
 	mov	MXCSR(%rcx), %eax
 	xor	MXCSR(%rdx), %eax
-	test	$MXCSR_CONTROL, %eax
-	jnz	LOCAL(load_fp)
+	jnz	LOCAL(mxcsr_differs)
+LOCAL(compare_fcw):
 	movzwl	FCW(%rcx), %r8d
 	cmp	FCW(%rdx), %r8w
 	jne	LOCAL(load_fp)
@@ -492,6 +497,9 @@ FUNCTION coroutine_switch_context
 	LOAD_CALLEE_SAVED %rdx
 	jmp	*RIP(%rdx)	/* "return" from the call that saved *to */
 
+LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
+	test	$MXCSR_CONTROL, %eax
+	jz	LOCAL(compare_fcw)
 /* *to's control bits, the current flags: see the top of the file. */
 LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
 	fldcw	FCW(%rdx)
@@ -666,20 +674,26 @@ FUNCTION coroutine_switch_context
 #endif
 	jmp	*EIP(%edx)
 #else
-	/* Reload the x87 control word and MXCSR only if *to's control bits differ. */
+	/* Reload the x87 control word and MXCSR only if *to's control bits
+	 * differ.  Most switches find no bit of MXCSR changed, flags included:
+	 * that case is tested first. */
 	movzwl	FCW(%eax), %ecx
 	cmp	FCW(%edx), %cx
 	jne	LOCAL(load_fp)
 #ifdef __SSE__
 	mov	MXCSR(%eax), %ecx
 	xor	MXCSR(%edx), %ecx
-	test	$MXCSR_CONTROL, %ecx
-	jnz	LOCAL(load_fp)
+	jnz	LOCAL(mxcsr_differs)
 #endif
-
+LOCAL(fp_agrees):
 	LOAD_CALLEE_SAVED %edx
 	jmp	*EIP(%edx)	/* "return" from the call that saved *to */
 
+#ifdef __SSE__
+LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
+	test	$MXCSR_CONTROL, %ecx
+	jz	LOCAL(fp_agrees)
+#endif
 /* *to's control bits, the current flags: see the top of the file. */
 LOCAL(load_fp):
 	fldcw	FCW(%edx)

@@ -178,11 +178,12 @@ coroutine_switch_context PROC
 
 	; Reload MXCSR and the x87 control word only if *to's control bits
 	; differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
-	; x87 control word is compared in r8d.
+	; x87 control word is compared in r8d.  Most switches find no bit of
+	; MXCSR changed, flags included: that case is tested first.
 	mov	eax, dword ptr [rcx + CTX_MXCSR]
 	xor	eax, dword ptr [rdx + CTX_MXCSR]
-	test	eax, MXCSR_CONTROL
-	jnz	load_fp
+	jnz	mxcsr_differs
+compare_fcw:
 	movzx	r8d, word ptr [rcx + FCW]
 	cmp	r8w, word ptr [rdx + FCW]
 	jne	load_fp
@@ -190,6 +191,9 @@ coroutine_switch_context PROC
 	LOAD_CALLEE_SAVED rdx
 	jmp	qword ptr [rdx + CTX_RIP]	; "return" from the call that saved *to
 
+mxcsr_differs:			; as a rule in the flags only, which stay
+	test	eax, MXCSR_CONTROL
+	jz	compare_fcw
 ; *to's control bits, the current flags: see the top of asm_switch.S.
 load_fp:			; eax: current MXCSR ^ *to's
 	fldcw	word ptr [rdx + FCW]

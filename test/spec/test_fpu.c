@@ -349,6 +349,56 @@ static void test_x87_control_word_set_alone_stays_with_its_coroutine(void **stat
 }
 #endif
 
+#if defined(__SSE2__)
+/* ---- MXCSR's control bits alone ------------------------------------------ */
+
+/*
+ * The other way round: SSE code may set MXCSR alone (_mm_setcsr), and
+ * leave the x87 control word as it was.  Its control bits, without the
+ * sticky flags, which the switch leaves to the thread.
+ */
+#define MXCSR_ROUNDING 0x6000 /* bits 13-14: 11 is toward zero */
+#define MXCSR_FLAGS 0x3f
+
+static unsigned mxcsr_control(void)
+{
+	return _mm_getcsr() & ~(unsigned)MXCSR_FLAGS;
+}
+
+struct mxcsr_keeper {
+	unsigned own;  /* the control bits it sets */
+	int changed;   /* resumes after which its bits were not its own */
+};
+
+static void set_mxcsr_and_yield(struct schedule *S, void *ud)
+{
+	struct mxcsr_keeper *k = (struct mxcsr_keeper *)ud;
+	int i;
+	_mm_setcsr(k->own);
+	for (i = 0; i < YIELDS; i++) {
+		coroutine_yield(S);
+		k->changed += mxcsr_control() != k->own;
+	}
+}
+
+static void test_mxcsr_control_set_alone_stays_with_its_coroutine(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	unsigned mains = mxcsr_control();
+	struct mxcsr_keeper k;
+	int id;
+	k.own = mains | MXCSR_ROUNDING;
+	k.changed = 0;
+	assert_int_not_equal(k.own, mains);
+	id = coroutine_new(S, set_mxcsr_and_yield, &k);
+	while (coroutine_status(S, id) != COROUTINE_DEAD) {
+		coroutine_resume(S, id);
+		assert_int_equal(mxcsr_control(), mains);
+	}
+	assert_int_equal(k.changed, 0);
+}
+#endif
+
 /* ---- The sticky exception flags ---------------------------------------- */
 
 static volatile double zero = 0.0;
@@ -465,6 +515,10 @@ int main(void)
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 		cmocka_unit_test_setup_teardown(test_x87_control_word_set_alone_stays_with_its_coroutine,
+						open_schedule, close_schedule),
+#endif
+#if defined(__SSE2__)
+		cmocka_unit_test_setup_teardown(test_mxcsr_control_set_alone_stays_with_its_coroutine,
 						open_schedule, close_schedule),
 #endif
 #if COROUTINE_ASM
