@@ -331,6 +331,11 @@ struct coroutine {
  * thread may resume it.  coroutine_status reports COROUTINE_SUSPEND. */
 #define SUSPENDED_ELSEWHERE 4
 
+/* What an empty slot holds: no coroutine, whose status is COROUTINE_DEAD
+ * and its size 0, rather than NULL, so that a resume tests the status of
+ * what it finds without testing the pointer first.  Never written. */
+static struct coroutine no_coroutine;
+
 /* Levels of the tree of bitmaps of the slots in use: 64^6 is more slots
  * than an int id can name. */
 #define SLOT_LEVELS 6
@@ -728,11 +733,13 @@ NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 
 /*
  * Starts C, which has never run, or refuses to resume it: it is suspended
- * on another thread (see move_to_this_thread).  Out of line: a coroutine
- * starts once.
+ * on another thread (see move_to_this_thread); or, for an empty slot, does
+ * nothing, as the original.  Out of line: a coroutine starts once.
  */
 NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, int id)
 {
+	if (C == &no_coroutine) /* an empty slot: nothing to resume */
+		return;
 	if (C->status == SUSPENDED_ELSEWHERE)
 		fail("coroutine_resume: coroutine %d was suspended on another thread; "
 		     "resume it on that thread", id);
@@ -789,9 +796,7 @@ void coroutine_resume(struct schedule *S, int id)
 		return;
 	}
 	struct coroutine *C = S->co[id];
-	if (C == NULL)
-		return;
-	if (C->status != COROUTINE_SUSPEND) {
+	if (C->status != COROUTINE_SUSPEND) { /* or an empty slot */
 		start_or_refuse(S, C, id);
 		return;
 	}
@@ -889,7 +894,7 @@ int coroutine_status(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_status");
 	check_id(S, id, "coroutine_status");
-	if (S->co[id] == NULL)
+	if (S->co[id] == &no_coroutine)
 		return COROUTINE_DEAD;
 	if (id == S->running)
 		return COROUTINE_RUNNING;
@@ -908,7 +913,7 @@ long coroutine_stack_size(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_stack_size");
 	check_id(S, id, "coroutine_stack_size");
-	if (S->co[id] == NULL)
+	if (S->co[id] == &no_coroutine)
 		return 0;
 	return (long)S->co[id]->size;
 }
@@ -942,7 +947,7 @@ void coroutine_close(struct schedule *S)
 	check_in_main(S, "coroutine_close", "close the schedule from the main program");
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i];
-		if (C == NULL)
+		if (C == &no_coroutine)
 			continue;
 		if (C->status != COROUTINE_READY) /* suspended, here or elsewhere */
 			asan_free_fake_stack(S, C);
@@ -975,8 +980,10 @@ static size_t level_bits(size_t cap, int k)
 
 static int make_slots(struct schedule *S)
 {
-	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
+	S->co = (struct coroutine **)malloc(DEFAULT_COROUTINE * sizeof *S->co);
 	int ok = S->co != NULL;
+	for (int i = 0; ok && i < DEFAULT_COROUTINE; i++)
+		S->co[i] = &no_coroutine;
 	for (int k = 0; k < SLOT_LEVELS; k++) {
 		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
 		ok = ok && S->used[k] != NULL;
@@ -1022,7 +1029,8 @@ NOINLINE static int grow_slots(struct schedule *S)
 			return -1;
 	if (!grow_bitmap(&S->nonempty_words, level_bits(cap, 1), level_bits(2 * cap, 1)))
 		return -1;
-	memset(co + cap, 0, cap * sizeof *co);
+	for (size_t i = cap; i < 2 * cap; i++)
+		co[i] = &no_coroutine;
 	S->cap *= 2;
 	return (int)cap;
 }
@@ -1099,7 +1107,7 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C)
  * of line: inlined, it would cost coroutine_resume's common case a register. */
 NOINLINE static void empty_slot(struct schedule *S, int id)
 {
-	S->co[id] = NULL;
+	S->co[id] = &no_coroutine;
 	size_t i = (size_t)id;
 	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
 		uint64_t *word = &S->used[k][i / 64];
@@ -2192,7 +2200,7 @@ NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
 	struct more_runtimes *m = S->more;
 	struct eh_state mains[MAX_RUNTIMES - 1];
 	struct coroutine *C = S->co[id];
-	if (C == NULL)
+	if (C == &no_coroutine)
 		return;
 	make_room_for_more(S, m);
 	struct eh_state *own = &m->saved[(size_t)id * (MAX_RUNTIMES - 1)];
@@ -2204,7 +2212,7 @@ NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
 	coroutine_resume(S, id);
 	S->fast_thread = NO_THREAD;
 	for (int k = 0; k < m->n; k++) {
-		if (S->co[id] != NULL) /* suspended again */
+		if (S->co[id] != &no_coroutine) /* suspended again */
 			save_thread_eh(m->state[k], &own[k]);
 		load_thread_eh(m->state[k], &mains[k]);
 	}
@@ -2259,7 +2267,7 @@ NOINLINE static void move_to_this_thread(struct schedule *S)
 	uint64_t here = this_thread();
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i];
-		if (C == NULL)
+		if (C == &no_coroutine)
 			continue;
 		if (C->status == COROUTINE_SUSPEND) {
 			C->status = SUSPENDED_ELSEWHERE;
