@@ -61,7 +61,8 @@
 
 static_assert(STACK_SIZE % 16 == 0, "COROUTINE_STACK_SIZE must be a multiple of 16");
 static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16 KiB");
-/* The real bound: a slice's size is kept in an int (struct coroutine). */
+/* The real bound: a slice's size is kept in an unsigned int (struct
+ * coroutine) and reported as an int. */
 static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
@@ -305,7 +306,7 @@ struct entry {
  * Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
  * their slices.  So the slice follows the struct in the same malloc block
  * (see saved_slice), its capacity is malloc's to know (buffer_capacity),
- * the size is an int, and what a coroutine needs until it starts shares
+ * the size 32 bits, and what a coroutine needs until it starts shares
  * its room with what it needs once it has run.
  */
 struct coroutine {
@@ -315,7 +316,7 @@ struct coroutine {
 		struct eh_state eh;     /* once it has run, while it is suspended */
 	};
 	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
-	int size;        /* bytes of the saved slice */
+	unsigned size;   /* bytes of the saved slice (unsigned: no sign to extend) */
 	unsigned char status; /* READY until it starts; never RUNNING (coroutine_status) */
 	unsigned char room;  /* bytes of shallow slice its block holds: see NEW_ROOM */
 #if COROUTINE_FIBER
@@ -344,7 +345,7 @@ struct schedule {
 	context main;                /* where coroutine_yield returns to; first, as C->ctx */
 	char *stack;                 /* lowest address of the run stack */
 	char *top;                   /* stack + STACK_SIZE: where every slice ends */
-	unsigned quick_put_back;     /* see take_run_stack_quickly */
+	size_t quick_put_back;       /* see take_run_stack_quickly */
 	struct coroutine **co;       /* cap slots, nco of them in use */
 	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
 	uint64_t *nonempty_words;    /* which words of used[0] are not 0 */
@@ -851,7 +852,7 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 	/* Only a slice larger than the last can need a larger block. */
 	if (size > (size_t)C->size)
 		C = with_room_for(S, size);
-	C->size = (int)size;
+	C->size = (unsigned)size;
 	copy_stack(slice_in_block(C, bottom, size), bottom, size);
 	asan_save_shadow(S, C);
 	return &C->ctx;
@@ -1703,7 +1704,7 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 	size_t size = (uintptr_t)S->top - (uintptr_t)bottom;
 	if (size - 1 >= C->room)
 		return NULL;
-	C->size = (int)size;
+	C->size = (unsigned)size;
 	copy_shallow(saved_slice(C), bottom, size);
 	return &C->ctx;
 }
@@ -1720,11 +1721,12 @@ static context *save_shallow_stack(struct schedule *, struct coroutine *) { retu
  */
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 {
-	if (SHALLOW_SLICE == 0 || (unsigned)C->size - 1 >= S->quick_put_back) {
+	size_t size = C->size; /* as wide as S->quick_put_back: no conversion */
+	if (SHALLOW_SLICE == 0 || size - 1 >= S->quick_put_back) {
 		take_run_stack(S, C);
 		return;
 	}
-	copy_shallow(S->top - C->size, saved_slice(C), (size_t)C->size);
+	copy_shallow(S->top - size, saved_slice(C), size);
 	S->owner = C;
 	continue_owner(S);
 }
