@@ -869,11 +869,19 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
  * run stack.  Not inlined (link-time optimisation included), or the
  * caller's code after the switch could depend on stores made after the save.
  */
-NOINLINE void coroutine_yield(struct schedule *S)
+/* Tells which of coroutine_yield's checks failed, and stops.  Out of line:
+ * the message's arguments would give coroutine_yield a frame on
+ * WebAssembly's C stack, in every slice. */
+[[noreturn]] NOINLINE static void refuse_yield(struct schedule *S)
 {
 	check_schedule(S, "coroutine_yield");
-	if (S->running == -1)
-		fail("coroutine_yield: called from outside any coroutine");
+	fail("coroutine_yield: called from outside any coroutine");
+}
+
+NOINLINE void coroutine_yield(struct schedule *S)
+{
+	if (S == NULL || S->running == -1)
+		refuse_yield(S);
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
