@@ -55,9 +55,16 @@
  * gap.  In size_t: near INT_MAX the sum does not fit in an int.
  */
 #define GUARD_SIZE ((size_t)1024 * 1024)
-/* Mapped in whole pages: 64 KiB, the largest page size of the targets. */
+/* Mapped in whole pages: 64 KiB, the largest page size of the targets;
+ * with TOP_ROOM bytes above the top for what glibc's makecontext puts above
+ * its entry's frame on x86 (ucontext backend: see start_coroutine). */
+#if !COROUTINE_ASM && !defined(__EMSCRIPTEN__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
+#define TOP_ROOM 16
+#else
+#define TOP_ROOM 0
+#endif
 #define MAP_UNIT ((size_t)64 * 1024)
-#define MAPPED_STACK_SIZE (((size_t)(STACK_SIZE) + MAP_UNIT - 1) / MAP_UNIT * MAP_UNIT)
+#define MAPPED_STACK_SIZE (((size_t)(STACK_SIZE) + TOP_ROOM + MAP_UNIT - 1) / MAP_UNIT * MAP_UNIT)
 
 static_assert(STACK_SIZE % 16 == 0, "COROUTINE_STACK_SIZE must be a multiple of 16");
 static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16 KiB");
@@ -1584,6 +1591,24 @@ static void run_coroutine_ucontext(uint32_t low, uint32_t high)
 	finish_coroutine(S);
 }
 
+/*
+ * glibc's makecontext on x86 puts words above its entry's return address
+ * (uc_link and padding; on i386 the arguments too), which no coroutine
+ * reads again: given a stack that ends TOP_ROOM bytes above the run stack's
+ * top, they lie there, out of every slice.  Whether the entry's return
+ * address, where makecontext put it, is below the top, as it must be.
+ */
+static int entry_below_top(const struct schedule *S, const context *ctx)
+{
+#if TOP_ROOM > 0 && defined(__x86_64__)
+	return (char *)ctx->uc_mcontext.gregs[REG_RSP] + sizeof(void *) <= S->top;
+#elif TOP_ROOM > 0
+	return (char *)ctx->uc_mcontext.gregs[REG_ESP] + sizeof(void *) <= S->top;
+#else
+	return (void)S, (void)ctx, 1;
+#endif
+}
+
 /* A new coroutine starts with main's MXCSR (saved here), as with asm. */
 static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
@@ -1591,10 +1616,13 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 	getcontext(&C->ctx);
 	save_mxcsr(&C->ctx);
 	C->ctx.uc_stack.ss_sp = S->stack;
-	C->ctx.uc_stack.ss_size = STACK_SIZE;
+	C->ctx.uc_stack.ss_size = (size_t)STACK_SIZE + TOP_ROOM;
 	C->ctx.uc_link = NULL;
 	makecontext(&C->ctx, (void (*)(void))run_coroutine_ucontext, 2,
 		    (uint32_t)ptr, (uint32_t)(ptr >> 16 >> 16));
+	if (!entry_below_top(S, &C->ctx))
+		fail("coroutine_resume: this C library's makecontext puts more than %d bytes above "
+		     "its entry (TOP_ROOM in coroutine.cpp)", TOP_ROOM);
 	SWITCH_CONTEXT(&S->main, &C->ctx);
 }
 #endif
