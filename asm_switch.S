@@ -64,14 +64,15 @@
  *
  * Why not reload the saved MXCSR whole at every switch, with no compare,
  * as libaco does (the flags would then travel with the context, as with
- * swapcontext)?  `make bench` times that switch beside this one (built
- * from this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections): on an
- * Intel Xeon (x86_64, medians of per-repeat ratios) it makes the clean
- * round trip 1.10 times as long, and a round trip while main has a sticky
- * flag set 8.8 times as long: an ldmxcsr that changes the flags is slow
- * there, and every switch then changes them.  With the compare, the
- * coroutine with its own rounding mode costs 1.17 times the clean round
- * trip there, a dirty flag nothing.  The aarch64, armv7 and riscv64
+ * swapcontext)?  It is fewer instructions, and which is faster depends on
+ * the CPU.  `make bench` times that switch beside this one (built from
+ * this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections; medians of
+ * per-repeat ratios, see README's Performance): on an AMD EPYC the reload
+ * makes the clean round trip 0.82 times as long; on an Intel Xeon 1.12
+ * times, and a round trip while main has a sticky flag set 8.5 times as
+ * long, since an ldmxcsr that changes the flags is slow there and every
+ * switch then changes them.  The compare costs the one a little and keeps
+ * the other from the cliff: it stays.  The aarch64, armv7 and riscv64
  * sections keep their compare too: writing FPCR, FPSCR or frm may
  * serialize the pipeline, which the instruction counts that qemu gives
  * (all that is measured of them here) cannot show.
