@@ -156,19 +156,27 @@ $(O)/examples/%$(EXE): $(O)/examples/%.o $(O)/libcoroutine.a
 TESTS ?= $(basename $(notdir $(wildcard test/spec/test_*.c test/spec/test_*.cpp))) driver driver_cxx
 
 # The suite against one build: $(RUN) runs each program (valgrind, qemu).
+# test/support/run.sh prints a line per program and the whole log of a
+# failing one, and counts the tests (V=1: every log).
 check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
-	@for t in $^; do echo "==" $(RUN) $$t; EMULATOR='$(EMULATOR)' $(RUN) $$t || exit 1; done
+	@RUN='$(RUN)' EMULATOR='$(EMULATOR)' V='$(V)' test/support/run.sh $^
 
 # Both backends, then README's checks (natively), then test_misuse and
 # test_alloc against an NDEBUG build (the checks must not be asserts), then
 # test_api against the largest run stack the library accepts (see test.mk).
+# Quiet (V=1 shows every command and log), and it goes on after a failure,
+# so that its last line counts every test of every build it ran.
+QUIET = $(if $(V),,-s) --no-print-directory
 test:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
-	@if [ -z "$(EMULATOR)$(EXE)" ]; then $(MAKE) --no-print-directory readme-check; fi
-	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
-		TESTS="$(NDEBUG_TESTS)" check
-	@if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
-		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check; fi
+	@export TEST_TALLY=$(abspath $(B))/tests.tally; mkdir -p $(B); : > $$TEST_TALLY; ok=1; \
+	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b check-no-cxx-runtime check || ok=; done; \
+	if [ -z "$(EMULATOR)$(EXE)" ]; then $(MAKE) $(QUIET) readme-check || ok=; fi; \
+	$(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
+		TESTS="$(NDEBUG_TESTS)" check || ok=; \
+	if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/maxstack \
+		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check || ok=; fi; \
+	[ -n "$$ok" ] || echo "make test: FAILED (see above)"; \
+	test/support/run.sh total && [ -n "$$ok" ]
 
 # ---- Install -----------------------------------------------------------------
 
