@@ -200,16 +200,18 @@ pkg_config_programs() {
 }
 
 # same_pc: make and CMake install the same coroutine.pc for the same
-# prefix; Meson's differs only in its libdir (Debian's multiarch one).
+# prefix; Meson's differs only in its libdir (Debian's multiarch one), and
+# in its prefix, the one its build was set up with.
 same_pc() {
-	local dir=$work/pc make_pc
+	local dir=$work/pc make_pc meson_prefix=$meson/installed-static-ucontext
 	rm -rf "$dir"
 	make --no-print-directory install DESTDIR="$dir/make" PREFIX=/usr/local &&
 	DESTDIR="$dir/cmake" cmake --install "$work/lib-static-ucontext" --prefix /usr/local &&
 	meson install -C "$meson/static-ucontext" --destdir "$dir/meson" --no-rebuild || return 1
 	make_pc=$dir/make/usr/local/lib/pkgconfig/coroutine.pc
 	diff -u "$make_pc" "$dir/cmake/usr/local/lib/pkgconfig/coroutine.pc" &&
-	diff -u <(grep -v '^libdir=' "$make_pc") <(grep -v '^libdir=' "$(find "$dir/meson" -name coroutine.pc)")
+	diff -u <(grep -v '^libdir=' "$make_pc") <(grep -v '^libdir=' "$(find "$dir/meson" -name coroutine.pc)" |
+		sed "s|^prefix=$meson_prefix\$|prefix=/usr/local|")
 }
 
 # COMBOS="static-asm" (say) runs only that combination, COMBOS= none.
