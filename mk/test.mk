@@ -53,7 +53,7 @@ $(O)/late_runtime_plugin.so: test/support/late_runtime_plugin.cpp test/support/l
 # where it does not build, its tests say so and skip.
 LIBCXX_CXX ?= clang++ -stdlib=libc++
 $(O)/late_runtime_plugin_libcxx.so: test/support/late_runtime_plugin.cpp test/support/late_runtime.h coroutine.h
-	-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -g $(TEST_INCLUDES) -fPIC -shared $< -o $@
+	-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -gdwarf-4 $(TEST_INCLUDES) -fPIC -shared $< -o $@
 
 $(O)/test_late_runtime: TESTLIBS += -rdynamic
 $(O)/test_late_runtime: | $(O)/late_runtime_plugin.so $(if $(EMULATOR),,$(O)/late_runtime_plugin_libcxx.so)
