@@ -248,11 +248,19 @@ static size_t buffer_capacity(void *buffer)
 #if !EH_MSVC_ABI
 /*
  * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load (LdrRegisterDllNotification, once per
- * process).  Where it cannot be asked, every call looks.
+ * count_dll_load at each load (LdrRegisterDllNotification).  That callback
+ * is code of whichever module embeds the library, which an engine may free
+ * (FreeLibrary) and load again: ntdll must not keep it beyond that module's
+ * life.  So it is registered while schedules are open, from the process's
+ * first coroutine_open to its last coroutine_close, and a plugin that closes
+ * its schedules before it is freed leaves nothing behind.  Loads while none
+ * is open go uncounted: registering counts one more, so that every thread
+ * looks again.  Where ntdll cannot be asked, every call looks.
  */
+static SRWLOCK schedules_lock = SRWLOCK_INIT;
+static long open_schedules;         /* under schedules_lock */
+static void *registration;          /* its cookie, or NULL: under schedules_lock */
 static volatile LONG dll_loads;
-static int counting_dll_loads;
 
 static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
 {
@@ -263,25 +271,54 @@ static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *contex
 
 typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
 typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
+typedef LONG(NTAPI *unregister_dll_notification)(void *cookie);
 
-static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
+static FARPROC ntdll_function(const char *name)
 {
 	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
-	void *cookie;
-	(void)once, (void)param, (void)context;
-	counting_dll_loads = found != NULL
-		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
-	return TRUE;
+	return ntdll ? GetProcAddress(ntdll, name) : NULL;
 }
 
+static void start_counting_dll_loads(void)
+{
+	FARPROC found = ntdll_function("LdrRegisterDllNotification");
+	InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
+	if (found == NULL
+	    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
+		registration = NULL;
+}
+
+static void stop_counting_dll_loads(void)
+{
+	FARPROC found = ntdll_function("LdrUnregisterDllNotification");
+	if (registration != NULL && found != NULL)
+		((unregister_dll_notification)(void (*)(void))found)(registration);
+	registration = NULL;
+}
+
+static void note_schedule_opened(void)
+{
+	AcquireSRWLockExclusive(&schedules_lock);
+	if (open_schedules++ == 0)
+		start_counting_dll_loads();
+	ReleaseSRWLockExclusive(&schedules_lock);
+}
+
+static void note_schedule_closed(void)
+{
+	AcquireSRWLockExclusive(&schedules_lock);
+	if (--open_schedules == 0)
+		stop_counting_dll_loads();
+	ReleaseSRWLockExclusive(&schedules_lock);
+}
+
+/* Called with a schedule open (the caller's), so the registration stands
+ * still meanwhile. */
 static int modules_changed(void)
 {
-	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
 	static thread_local LONG seen = -1;
-	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
 	LONG loads = dll_loads;
-	if (counting_dll_loads && loads == seen)
+	if (registration != NULL && loads == seen)
 		return 0;
 	seen = loads;
 	return 1;
@@ -473,6 +510,22 @@ static struct eh_state *runtime_eh_state(void)
 	return linked_runtime_eh_state();
 }
 #endif
+#endif
+
+/*
+ * coroutine_open and coroutine_close tell the platform that a schedule
+ * opened or closed.  Only Windows, with the Itanium C++ ABI, holds
+ * something meanwhile (see modules_changed there); elsewhere the library
+ * registers nothing that would outlive the module it is part of.
+ */
+#if !defined(_WIN32) || EH_MSVC_ABI
+static void note_schedule_opened(void)
+{
+}
+
+static void note_schedule_closed(void)
+{
+}
 #endif
 
 /* ---- The context switch backends -------------------------------------- */
@@ -1508,6 +1561,7 @@ struct schedule *coroutine_open(void)
 		free(S);
 		return NULL;
 	}
+	note_schedule_opened(); /* before this_thread_eh looks for a runtime */
 	S->cap = DEFAULT_COROUTINE;
 	S->running = -1;
 	S->thread = this_thread();
@@ -1532,6 +1586,7 @@ void coroutine_close(struct schedule *S)
 	free_slot_levels(S);
 	unmap_run_stack(S);
 	free(S);
+	note_schedule_closed();
 }
 
 /* Makes *bits hold n bits, of which the new ones are clear; 0 when out of memory. */
