@@ -111,22 +111,27 @@ static void remove_gate(gate *g)
 	CloseHandle(*g);
 }
 
-/* A fault ends the program at once, saying where (a callback left behind
- * faults at an address of the freed module), instead of starting wine's
- * debugger, which may wait forever. */
+/*
+ * A fault ends the program at once, saying where (code left behind faults
+ * at an address of the freed module), instead of starting wine's debugger,
+ * which may wait forever.  Seen first: a fault in a loader callback, such
+ * as a thread's exit, would be caught and the thread left hanging.
+ */
 static LONG WINAPI report_fault(EXCEPTION_POINTERS *e)
 {
-	fprintf(stderr, "exception %08lx at %p\n", (unsigned long)e->ExceptionRecord->ExceptionCode,
-		e->ExceptionRecord->ExceptionAddress);
+	DWORD code = e->ExceptionRecord->ExceptionCode;
+	if (code != EXCEPTION_ACCESS_VIOLATION && code != EXCEPTION_ILLEGAL_INSTRUCTION)
+		return EXCEPTION_CONTINUE_SEARCH;
+	fprintf(stderr, "exception %08lx at %p\n", (unsigned long)code, e->ExceptionRecord->ExceptionAddress);
 	fflush(stderr);
-	TerminateProcess(GetCurrentProcess(), e->ExceptionRecord->ExceptionCode);
+	TerminateProcess(GetCurrentProcess(), code);
 	return EXCEPTION_CONTINUE_SEARCH;
 }
 
 static void report_faults(void)
 {
 	SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
-	SetUnhandledExceptionFilter(report_fault);
+	AddVectoredExceptionHandler(1, report_fault);
 }
 #else
 #include <dlfcn.h>
