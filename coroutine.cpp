@@ -1353,12 +1353,12 @@ static int modules_changed(void)
 
 static const char *const runtime_names[] = { "libstdc++.so.6", "libc++abi.so.1" };
 
-/* How many modules have ever been loaded (glibc and musl count them): the
- * first module's entry says, and the walk stops there. */
+/* How many modules have ever been loaded and unloaded (glibc and musl
+ * count them): the first module's entry says, and the walk stops there. */
 static int count_loads(struct dl_phdr_info *info, size_t size, void *loads)
 {
 	(void)size;
-	*(unsigned long long *)loads = info->dlpi_adds;
+	*(unsigned long long *)loads = info->dlpi_adds + info->dlpi_subs;
 	return 1;
 }
 
