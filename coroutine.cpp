@@ -392,13 +392,8 @@ static ALWAYS_INLINE void load_mxcsr(const context *ctx)
 }
 #else
 /* Elsewhere swapcontext switches all of the floating-point environment. */
-static ALWAYS_INLINE void save_mxcsr(context *)
-{
-}
-
-static ALWAYS_INLINE void load_mxcsr(const context *)
-{
-}
+static ALWAYS_INLINE void save_mxcsr(context *) {}
+static ALWAYS_INLINE void load_mxcsr(const context *) {}
 #endif
 #define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
 /* setcontext only restores, where swapcontext would first save the whole
@@ -429,42 +424,46 @@ static thread_local volatile int asan_switching;
 
 /* ---- What the machinery supplies ---------------------------------------
  *
- * The story below calls these; each is defined in the section named.
+ * The story calls these; each is defined in the section of the machinery
+ * that the comment above it names.
  *
- * The slots: a doubling array, and beside it a tree of bitmaps of the
- * slots in use, which finds a free slot or the next coroutine in a few
- * steps whatever the number of slots.
+ * The slots: a doubling array, beside a tree of bitmaps of those in use.
  */
-static int make_slots(struct schedule *S);               /* 16 empty slots; 0 when out of memory */
+static int make_slots(struct schedule *S);               /* 16 empty ones; 0 when out of memory */
 static void free_slots(struct schedule *S);
 static int first_free_slot(const struct schedule *S);    /* the original's scan from nco; nco < cap */
 NOINLINE static int grow_slots(struct schedule *S);      /* doubles them: the first new id, or -1 */
 static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
-/*
- * The platform (POSIX, Windows, WebAssembly): len bytes of fresh memory
- * whose lowest guard bytes fault at any touch, or NULL; giving them back;
- * how many bytes a malloc'd block can hold.
- */
+/* The platforms: len bytes whose lowest guard bytes fault at any touch (or
+ * NULL), given back; the bytes a malloc'd block holds. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static size_t buffer_capacity(void *block);
-/* The context switch: saves main in S->main and calls run_coroutine(S) on
- * the top of the run stack (asm, ucontext or a fiber). */
+/* A schedule opened or closed: nothing the library registers with the
+ * system outlives the last schedule (see modules_changed on Windows). */
+static void note_schedule_opened(void);
+static void note_schedule_closed(void);
+/* The switch: C started on the top of the run stack, main saved in
+ * S->main; and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
-/* WebAssembly's own frames, which move with the run stack (elsewhere,
- * these do nothing): the areas, their hand-over, main's stack bounds. */
 static void make_frames(struct schedule *S);
 static void hand_over_frames(struct schedule *S, struct coroutine *C);
 static void note_main_stack(struct schedule *S);
-/*
- * AddressSanitizer and valgrind: registering the run stack, each move of
- * the stack pointer between main and a coroutine (C NULL: the coroutine
- * starts, or has finished), the shadow of a slice, forgetting the bytes of
- * a coroutine that will not come back to them, and copying a slice in a
- * way they accept.
- */
+/* Slices in their blocks, and copied so that the sanitizers accept it; the
+ * quick paths of a shallow one, with no stack frame (NULL: not shallow). */
+static char *slice_bottom(char *dummy); /* where the live slice of dummy's function ends */
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown */
+static char *saved_slice(struct coroutine *C);
+static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
+static void copy_stack(char *to, const char *from, size_t n);
+static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
+static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
+static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
+/* AddressSanitizer and valgrind, told of the run stack and of every move
+ * of the stack pointer onto it and off it (C NULL: starts, or finished). */
 static void tools_register_run_stack(struct schedule *S);
 static void tools_forget_schedule(struct schedule *S);
 static void asan_leave_main(struct schedule *S);
@@ -477,27 +476,9 @@ static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
 static int tools_watch_run_stack(const struct schedule *S);
 static void forget_run_stack(struct schedule *S);
-/*
- * Slices in their blocks: the shallow one right after the struct, a deep
- * one where it copies fastest, at the same place at the save and at the
- * restore; copied in a way the sanitizers accept.
- */
-static char *saved_slice(struct coroutine *C);
-static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
-static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
-static void copy_stack(char *to, const char *from, size_t n);
-static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
-/* The quick paths: a shallow slice saved, or put back and continued, by
- * functions that need no stack frame (NULL, or take_run_stack, otherwise). */
-static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
-static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
-/*
- * The C++ exception state: main's and each coroutine's change hands at the
- * switches (C NULL: it has finished).  The runtimes in the process are
- * looked for when a schedule opens, and at a coroutine's start while the
- * schedule keeps none (1: it keeps several now); more than one is kept
- * around the whole resume.
- */
+/* The C++ exception state, which changes hands at the switches (C NULL:
+ * finished); the runtimes, looked for when a schedule opens and at a
+ * coroutine's start while it keeps none (1: it keeps several now). */
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
 static void ask_runtimes_on_this_thread(struct schedule *S);
@@ -505,8 +486,7 @@ static int take_up_runtimes(struct schedule *S);
 static int take_up_late_runtime(struct schedule *S);
 NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id);
 static void free_more_runtimes(struct schedule *S);
-/* Threads: a number per thread, never reused; a schedule that moves to
- * another thread, leaving the coroutines suspended on the old one there. */
+/* Threads: a number each, never reused; a schedule that moves here. */
 static uint64_t this_thread(void);
 NOINLINE static void move_to_this_thread(struct schedule *S);
 static thread_local uint64_t thread_number INITIAL_EXEC; /* 0 until this_thread */
@@ -565,10 +545,12 @@ struct schedule *coroutine_open(void)
 	S->running = -1;
 	S->thread = S->fast_thread = this_thread();
 	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
+	note_schedule_opened(); /* before take_up_runtimes looks for them */
 	if (!make_slots(S) || !take_up_runtimes(S) || !map_run_stack(S)) {
 		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
+		note_schedule_closed();
 		return NULL;
 	}
 	return S;
@@ -796,53 +778,9 @@ void coroutine_resume(struct schedule *S, int id)
 
 /* ---- Yielding: the dummy, and the save ------------------------------------------ */
 
-/*
- * The yielding coroutine (the owner of the run stack), its block made to
- * hold a slice of size bytes.  realloc may move it: its slot and S->owner
- * follow, and nothing else holds its address across a yield.  The old
- * slice comes along for nothing: the caller overwrites it.  Out of the way
- * of the common case, where the slice fits where it was.
- */
-NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
-{
-	struct coroutine *C = S->owner;
-	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
-	if (buffer_capacity(C) - sizeof *C >= room)
-		return C;
-	C = (struct coroutine *)realloc(C, sizeof *C + room);
-	if (C == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
-	S->co[S->running] = C;
-	S->owner = C;
-	return C;
-}
-
-/* What the ABI guarantees of the stack pointer at every call: 16 bytes on
- * the 64-bit targets; otherwise assume no more than a pointer's size. */
-#if defined(__x86_64__) || defined(__aarch64__)
-#define CALL_ALIGN 16
-#else
-#define CALL_ALIGN sizeof(void *)
-#endif
-/* Slices are whole blocks of this many bytes (see copy_shallow). */
-#define BLOCK 16
 /* The fewest bytes a live slice has: a return address at least, but on
  * wasm none, when the coroutine keeps all its frames in wasm locals. */
 #define MIN_SLICE (COROUTINE_FIBER ? 0 : 1)
-
-/*
- * The bottom of the live slice of the function whose local dummy is.  The
- * bytes from dummy up to its caller's stack pointer (a multiple of
- * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
- * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
- * Laundered, so that the compiler cannot trace the bottom back to dummy
- * and assume that only one byte is read.
- */
-static char *slice_bottom(char *dummy)
-{
-	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
-	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
-}
 
 /*
  * The dummy trick.  dummy is a local of this function, so its address lies
@@ -970,6 +908,7 @@ void coroutine_close(struct schedule *S)
 	free_more_runtimes(S);
 	unmap_run_stack(S);
 	free(S);
+	note_schedule_closed();
 }
 
 /* ==== The machinery ============================================================ */
@@ -1161,37 +1100,11 @@ static int next_used_slot(const struct schedule *S, size_t i)
 	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
 }
 
-/* ---- The platforms: POSIX, Windows, WebAssembly --------------------------------
+/* ---- The platforms: mapping the run stack ------------------------------------------
  *
- * How the run stack and its guard are mapped, how large a malloc'd block
- * is, and how the C++ runtimes in the process are found (see "The C++
- * exception state"): find_runtimes adds each one's function that returns
- * a thread's state in it, and modules_changed says whether modules were
- * loaded or unloaded since the calling thread last asked.
+ * map_guarded, unmap_guarded and buffer_capacity for Windows, WebAssembly
+ * and POSIX.
  */
-#define MAX_RUNTIMES 3
-struct runtimes {
-	int n;
-	eh_globals_func get[MAX_RUNTIMES];
-};
-static void add_runtime(struct runtimes *found, eh_globals_func get);
-#if EH_MSVC_ABI
-static struct eh_state *vcruntime_eh(void);
-#endif
-
-#if !defined(__APPLE__) && !EH_MSVC_ABI
-/* A program that catches has a runtime linked in: a weak reference finds
- * it (a static one too, which no lookup at run time sees).  Called
- * directly: MinGW marks the reference weak only for a call.  Not on Apple,
- * where ld64 wants a definition even for a weak reference. */
-extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
-
-static struct eh_state *linked_runtime(void)
-{
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
-}
-#endif
-
 #if defined(_WIN32)
 #include <malloc.h>
 #define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
@@ -1222,73 +1135,6 @@ static size_t buffer_capacity(void *buffer)
 	return _msize(buffer);
 }
 
-#if !EH_MSVC_ABI
-/*
- * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load and unload (LdrRegisterDllNotification, once
- * per process).  Where it cannot be asked, every call looks.
- */
-static volatile LONG dll_loads;
-static int counting_dll_loads;
-
-static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
-{
-	(void)reason, (void)data, (void)context; /* loaded (1) or unloaded (2) */
-	InterlockedIncrement(&dll_loads);
-}
-
-typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
-typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
-
-static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
-{
-	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
-	void *cookie;
-	(void)once, (void)param, (void)context;
-	counting_dll_loads = found != NULL
-		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
-	return TRUE;
-}
-
-static int modules_changed(void)
-{
-	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
-	static thread_local LONG seen = -1;
-	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
-	LONG loads = dll_loads;
-	if (counting_dll_loads && loads == seen)
-		return 0;
-	seen = loads;
-	return 1;
-}
-
-/* A weak reference resolves only to a definition linked in statically: a
- * runtime in a DLL is found by the DLL's name. */
-static void find_runtimes(struct runtimes *found)
-{
-	static const char *const names[] = { "libstdc++-6.dll", "libc++.dll" };
-	add_runtime(found, linked_runtime);
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		HMODULE module = GetModuleHandleA(names[i]);
-		FARPROC get = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
-		add_runtime(found, (eh_globals_func)(void (*)(void))get);
-	}
-}
-#else
-/* vcruntime, which every program built with Microsoft's ABI links, is the
- * one runtime: a thread looks once. */
-static int modules_changed(void)
-{
-	static thread_local int looked;
-	return looked ? 0 : (looked = 1);
-}
-
-static void find_runtimes(struct runtimes *found)
-{
-	add_runtime(found, vcruntime_eh);
-}
-#endif
 #elif defined(__EMSCRIPTEN__)
 #include <malloc.h>
 
@@ -1317,18 +1163,6 @@ static size_t buffer_capacity(void *buffer)
 	return malloc_usable_size(buffer);
 }
 
-/* A WebAssembly program loads no library later: only a runtime linked in,
- * found at a thread's first look. */
-static int modules_changed(void)
-{
-	static thread_local int looked;
-	return looked ? 0 : (looked = 1);
-}
-
-static void find_runtimes(struct runtimes *found)
-{
-	add_runtime(found, linked_runtime);
-}
 #else
 #include <sys/mman.h>
 #if defined(__APPLE__)
@@ -1376,8 +1210,130 @@ static size_t buffer_capacity(void *buffer)
 #endif
 }
 
-#if defined(__APPLE__)
+#endif
+
+/* ---- The platforms: finding the C++ runtimes ---------------------------------------
+ *
+ * find_runtimes adds each runtime in the process, as its function that
+ * returns a thread's state in it (see "The C++ exception state"), and
+ * modules_changed says whether modules were loaded or unloaded since the
+ * calling thread last asked.  A program may load one later with a library
+ * (dlopen, LoadLibrary): on ELF, Apple and MinGW it is found in the global
+ * scope and by its file name; elsewhere only a runtime linked in is.
+ */
+#define MAX_RUNTIMES 3
+struct runtimes {
+	int n; /* -1 until the thread looks */
+	eh_globals_func get[MAX_RUNTIMES];
+};
+static void add_runtime(struct runtimes *found, eh_globals_func get);
+
+#if !defined(__APPLE__) && !EH_MSVC_ABI
+/* A program that catches has a runtime linked in: a weak reference finds
+ * it (a static one too, which no lookup at run time sees).  Called
+ * directly: MinGW marks the reference weak only for a call.  Not on Apple,
+ * where ld64 wants a definition even for a weak reference. */
+extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
+
+static struct eh_state *linked_runtime(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
+#endif
+
+#if defined(_WIN32) && !EH_MSVC_ABI
+/*
+ * Windows keeps no count of the DLLs loaded: ntdll is asked to call
+ * count_dll_load at each load and unload (LdrRegisterDllNotification).
+ * That callback is code of whichever module has the library in it, which
+ * an engine may free (FreeLibrary) and load again: ntdll must not keep it
+ * beyond that module's life.  So it is registered from the process's first
+ * coroutine_open to its last coroutine_close, and a plugin that closes its
+ * schedules before it is freed leaves nothing behind.  What happens while
+ * no schedule is open goes uncounted: registering counts one more, so that
+ * every thread looks again.  Where ntdll cannot be asked, every call looks.
+ */
+static SRWLOCK schedules_lock = SRWLOCK_INIT;
+static long open_schedules;         /* under schedules_lock */
+static void *registration;          /* its cookie, or NULL: under schedules_lock */
+static volatile LONG dll_loads;
+
+static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
+{
+	(void)reason, (void)data, (void)context; /* loaded (1) or unloaded (2) */
+	InterlockedIncrement(&dll_loads);
+}
+
+typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
+typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
+typedef LONG(NTAPI *unregister_dll_notification)(void *cookie);
+
+static FARPROC ntdll_function(const char *name)
+{
+	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+	return ntdll ? GetProcAddress(ntdll, name) : NULL;
+}
+
+static void start_counting_dll_loads(void)
+{
+	FARPROC found = ntdll_function("LdrRegisterDllNotification");
+	InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
+	if (found == NULL
+	    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
+		registration = NULL;
+}
+
+static void stop_counting_dll_loads(void)
+{
+	FARPROC found = ntdll_function("LdrUnregisterDllNotification");
+	if (registration != NULL && found != NULL)
+		((unregister_dll_notification)(void (*)(void))found)(registration);
+	registration = NULL;
+}
+
+static void note_schedule_opened(void)
+{
+	AcquireSRWLockExclusive(&schedules_lock);
+	if (open_schedules++ == 0)
+		start_counting_dll_loads();
+	ReleaseSRWLockExclusive(&schedules_lock);
+}
+
+static void note_schedule_closed(void)
+{
+	AcquireSRWLockExclusive(&schedules_lock);
+	if (--open_schedules == 0)
+		stop_counting_dll_loads();
+	ReleaseSRWLockExclusive(&schedules_lock);
+}
+
+/* Called with a schedule open (the caller's), so the registration stands
+ * still meanwhile. */
+static int modules_changed(void)
+{
+	static thread_local LONG seen = -1;
+	LONG loads = dll_loads;
+	if (registration != NULL && loads == seen)
+		return 0;
+	seen = loads;
+	return 1;
+}
+
+/* A weak reference resolves only to a definition linked in statically: a
+ * runtime in a DLL is found by the DLL's name. */
+static void find_runtimes(struct runtimes *found)
+{
+	static const char *const names[] = { "libstdc++-6.dll", "libc++.dll" };
+	add_runtime(found, linked_runtime);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		HMODULE module = GetModuleHandleA(names[i]);
+		FARPROC get = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
+		add_runtime(found, (eh_globals_func)(void (*)(void))get);
+	}
+}
+#elif (defined(__ELF__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)
 #include <dlfcn.h>
+#if defined(__APPLE__)
 #include <mach-o/dyld.h>
 /* No weak reference (see above).  libc++abi, loaded in every process
  * (libSystem needs it), is found at the first look. */
@@ -1392,18 +1348,17 @@ static int modules_changed(void)
 	seen = images;
 	return 1;
 }
-#elif defined(__ELF__)
-#include <dlfcn.h>
+#else
 #include <link.h>
 
 static const char *const runtime_names[] = { "libstdc++.so.6", "libc++abi.so.1" };
 
-/* How many modules have ever been loaded (glibc and musl count them): the
- * first module's entry says, and the walk stops there. */
+/* How many modules have ever been loaded and unloaded (glibc and musl
+ * count them): the first module's entry says, and the walk stops there. */
 static int count_loads(struct dl_phdr_info *info, size_t size, void *loads)
 {
 	(void)size;
-	*(unsigned long long *)loads = info->dlpi_adds;
+	*(unsigned long long *)loads = info->dlpi_adds + info->dlpi_subs;
 	return 1;
 }
 
@@ -1419,7 +1374,6 @@ static int modules_changed(void)
 }
 #endif
 
-#if defined(__APPLE__) || defined(__ELF__)
 /* dlopen with RTLD_NOLOAD opens only what is loaded already: looking
  * never loads a runtime. */
 static eh_globals_func find_in_runtime(const char *name)
@@ -1444,18 +1398,41 @@ static void find_runtimes(struct runtimes *found)
 		add_runtime(found, find_in_runtime(runtime_names[i]));
 }
 #else
-/* Elsewhere, only a runtime linked in, found at a thread's first look. */
+/* vcruntime, which every program built with Microsoft's ABI links, or a
+ * runtime linked in: nothing arrives later. */
 static int modules_changed(void)
 {
-	static thread_local int looked;
-	return looked ? 0 : (looked = 1);
+	return 0;
 }
+
+#if EH_MSVC_ABI
+static struct eh_state *vcruntime_eh(void);
+#endif
 
 static void find_runtimes(struct runtimes *found)
 {
+#if EH_MSVC_ABI
+	add_runtime(found, vcruntime_eh);
+#else
 	add_runtime(found, linked_runtime);
+#endif
 }
 #endif
+
+/*
+ * coroutine_open and coroutine_close tell the platform that a schedule
+ * opened or closed.  Only Windows, with the Itanium C++ ABI, holds
+ * something meanwhile (see modules_changed there); elsewhere the library
+ * registers nothing that would outlive the module it is part of.
+ */
+#if !defined(_WIN32) || EH_MSVC_ABI
+static void note_schedule_opened(void)
+{
+}
+
+static void note_schedule_closed(void)
+{
+}
 #endif
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
@@ -1513,7 +1490,6 @@ static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
 {
 	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
 }
-#endif
 
 /*
  * Hands the asyncify area over to C, or to a coroutine that starts (C
@@ -1525,7 +1501,6 @@ static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
  */
 static void hand_over_frames(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_FIBER
 	struct coroutine *owner = S->owner;
 	if (owner != NULL) {
 		size_t n = unwound_bytes(S, owner);
@@ -1539,9 +1514,6 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
 	}
 	if (C != NULL)
 		memcpy(S->frames, C->frames, unwound_bytes(S, C));
-#else
-	(void)S, (void)C;
-#endif
 }
 
 /* The bounds of the C stack main's fiber runs on, which each switch back
@@ -1549,12 +1521,8 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
  * resumer's, a coroutine of another schedule when schedules nest. */
 static void note_main_stack(struct schedule *S)
 {
-#if COROUTINE_FIBER
 	S->main.fiber.stack_base = (void *)emscripten_stack_get_base();
 	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
-#else
-	(void)S;
-#endif
 }
 
 /*
@@ -1568,15 +1536,16 @@ static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
 
 static void make_frames(struct schedule *S)
 {
-#if COROUTINE_FIBER
 	S->frames = S->stack - GUARD_SIZE;
 	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
 	emscripten_fiber_init_from_current_context(&S->finished_context.fiber, S->frames, ASYNCIFY_SIZE);
 	fiber_hooks(ASYNCIFY_SIZE);
-#else
-	(void)S;
-#endif
 }
+#else
+static void hand_over_frames(struct schedule *, struct coroutine *) {}
+static void note_main_stack(struct schedule *) {}
+static void make_frames(struct schedule *) {}
+#endif
 
 /* ---- The context switch: starting a coroutine, per backend ------------------- */
 
@@ -1621,6 +1590,51 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 #endif
 
 /* ---- Slices in their blocks, and the quick paths of a shallow one ----------------- */
+
+/* What the ABI guarantees of the stack pointer at every call: 16 bytes on
+ * the 64-bit targets; otherwise assume no more than a pointer's size. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CALL_ALIGN 16
+#else
+#define CALL_ALIGN sizeof(void *)
+#endif
+/* Slices are whole blocks of this many bytes (see copy_shallow). */
+#define BLOCK 16
+
+/*
+ * The bottom of the live slice of the function whose local dummy is.  The
+ * bytes from dummy up to its caller's stack pointer (a multiple of
+ * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
+ * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
+ * Laundered, so that the compiler cannot trace the bottom back to dummy
+ * and assume that only one byte is read.
+ */
+static char *slice_bottom(char *dummy)
+{
+	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
+	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
+}
+
+/*
+ * The yielding coroutine (the owner of the run stack), its block made to
+ * hold a slice of size bytes.  realloc may move it: its slot and S->owner
+ * follow, and nothing else holds its address across a yield.  The old
+ * slice comes along for nothing: the caller overwrites it.  Out of the way
+ * of the common case, where the slice fits where it was.
+ */
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
+{
+	struct coroutine *C = S->owner;
+	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
+	if (buffer_capacity(C) - sizeof *C >= room)
+		return C;
+	C = (struct coroutine *)realloc(C, sizeof *C + room);
+	if (C == NULL)
+		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+	S->co[S->running] = C;
+	S->owner = C;
+	return C;
+}
 
 /* The saved shallow slice: right after the struct, in the coroutine's own block. */
 static char *saved_slice(struct coroutine *C)
@@ -1680,10 +1694,7 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 	return &C->ctx;
 }
 #else
-static context *save_shallow_stack(struct schedule *, struct coroutine *)
-{
-	return NULL;
-}
+static context *save_shallow_stack(struct schedule *, struct coroutine *) { return NULL; }
 #endif
 
 /*
@@ -1759,49 +1770,32 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 #if COROUTINE_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#endif
 
 /*
  * ASan keeps a shadow of every stack and must be told when the stack
  * pointer moves to another stack (the "fiber switch" calls), or it takes
- * the run stack for a wild overflow of the main stack.
+ * the run stack for a wild overflow of the main stack.  A coroutine's C
+ * is NULL at its first entry (no bookkeeping yet) and once it has finished
+ * (its bookkeeping can go).
  */
 static void asan_leave_main(struct schedule *S)
 {
-#if COROUTINE_ASAN
 	__sanitizer_start_switch_fiber(&S->main_fake_stack, S->stack, STACK_SIZE);
-#else
-	(void)S;
-#endif
 }
 
 static void asan_back_in_main(struct schedule *S)
 {
-#if COROUTINE_ASAN
 	__sanitizer_finish_switch_fiber(S->main_fake_stack, NULL, NULL);
-#else
-	(void)S;
-#endif
 }
 
-/* C is NULL on a coroutine's first entry: it has no bookkeeping yet. */
 static void asan_enter_coroutine(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	__sanitizer_finish_switch_fiber(C ? C->fake_stack : NULL, &S->main_bottom, &S->main_size);
-#else
-	(void)S, (void)C;
-#endif
 }
 
-/* C is NULL when the coroutine has finished: its bookkeeping can go. */
 static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	__sanitizer_start_switch_fiber(C ? &C->fake_stack : NULL, S->main_bottom, S->main_size);
-#else
-	(void)S, (void)C;
-#endif
 }
 
 /*
@@ -1812,7 +1806,6 @@ static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
  */
 NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	void *main_fake_stack;
 	const void *bottom;
 	size_t size;
@@ -1820,26 +1813,6 @@ NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C
 	__sanitizer_finish_switch_fiber(C->fake_stack, &bottom, &size);
 	__sanitizer_start_switch_fiber(NULL, bottom, size);
 	__sanitizer_finish_switch_fiber(main_fake_stack, NULL, NULL);
-#else
-	(void)S, (void)C;
-#endif
-}
-
-#if COROUTINE_ASAN
-/* malloc knows how large a buffer is: no capacity field to keep. */
-static int buffer_holds(const char *buffer, size_t size)
-{
-	return buffer != NULL && buffer_capacity((void *)buffer) >= size;
-}
-
-/* ASan's shadow of a slice has a buffer of its own, grown like the slice. */
-NOINLINE static void grow_buffer(char **buffer, size_t size, const char *what)
-{
-	char *grown = (char *)malloc(size);
-	if (grown == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of %s", size, what);
-	free(*buffer);
-	*buffer = grown;
 }
 
 /* ASan's shadow of the live slice of C: one byte describes 8 (1 << scale). */
@@ -1852,46 +1825,49 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 	*n = (top >> scale) - (bottom >> scale);
 	return (char *)((bottom >> scale) + offset);
 }
-#endif
 
 /*
  * The shadow of the live slice (the redzones around the locals of frames
  * that have not returned) is saved and put back with its bytes, so that
- * ASan still sees an overflow of a local that lived across a yield.  The
- * shadow itself is memory ASan does not let checked code touch.
+ * ASan still sees an overflow of a local that lived across a yield.  It
+ * has a buffer of its own, grown like the slice (malloc knows its size).
+ * The shadow itself is memory ASan does not let checked code touch.
  */
 NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	size_t n;
 	const char *from = slice_shadow(S, C, &n);
-	if (!buffer_holds(C->shadow, n))
-		grow_buffer(&C->shadow, n, "ASan shadow");
+	if (C->shadow == NULL || buffer_capacity(C->shadow) < n) {
+		char *grown = (char *)malloc(n);
+		if (grown == NULL)
+			fail("coroutine_yield: out of memory saving %zu bytes of ASan shadow", n);
+		free(C->shadow);
+		C->shadow = grown;
+	}
 	copy_stack(C->shadow, from, n);
-#else
-	(void)S, (void)C;
-#endif
 }
 
 NO_ASAN static void asan_restore_shadow(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	size_t n;
 	char *to = slice_shadow(S, C, &n);
 	copy_stack(to, C->shadow, n);
-#else
-	(void)S, (void)C;
-#endif
 }
 
 static void asan_free_shadow(struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	free(C->shadow);
-#else
-	(void)C;
-#endif
 }
+#else
+static void asan_leave_main(struct schedule *) {}
+static void asan_back_in_main(struct schedule *) {}
+static void asan_enter_coroutine(struct schedule *, struct coroutine *) {}
+static void asan_leave_coroutine(struct schedule *, struct coroutine *) {}
+static void asan_free_fake_stack(struct schedule *, struct coroutine *) {}
+static void asan_save_shadow(struct schedule *, struct coroutine *) {}
+static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
+static void asan_free_shadow(struct coroutine *) {}
+#endif
 
 #if COROUTINE_VALGRIND
 /*
@@ -1906,33 +1882,32 @@ static int memcheck_watches(void)
 	return VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
 }
 
+/* valgrind is told where the run stack is, so that it tells a switch from
+ * a huge frame. */
+static void tools_register_run_stack(struct schedule *S)
+{
+	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
+	S->memcheck = memcheck_watches();
+}
+
 /* Out of line: the request builds its arguments in a frame of its own. */
 NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
 {
 	VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
 }
-#endif
-
-/* valgrind is told where the run stack is, so that it tells a switch from
- * a huge frame. */
-static void tools_register_run_stack(struct schedule *S)
-{
-#if COROUTINE_VALGRIND
-	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
-	S->memcheck = memcheck_watches();
+#define MEMCHECK_WATCHES(S) ((S)->memcheck)
+#define VALGRIND_FORGET_SCHEDULE(S) VALGRIND_STACK_DEREGISTER((S)->valgrind_stack_id)
 #else
-	(void)S;
+static void tools_register_run_stack(struct schedule *) {}
+static void memcheck_forget_run_stack(struct schedule *) {}
+#define MEMCHECK_WATCHES(S) ((void)(S), 0)
+#define VALGRIND_FORGET_SCHEDULE(S) ((void)0)
 #endif
-}
 
 /* Whether forget_run_stack has anyone to tell. */
 static int tools_watch_run_stack(const struct schedule *S)
 {
-#if COROUTINE_VALGRIND
-	if (S->memcheck)
-		return 1;
-#endif
-	return (void)S, COROUTINE_ASAN;
+	return COROUTINE_ASAN || MEMCHECK_WATCHES(S);
 }
 
 /*
@@ -1946,11 +1921,8 @@ static void forget_run_stack(struct schedule *S)
 #if COROUTINE_ASAN
 	ASAN_UNPOISON_MEMORY_REGION(S->stack, STACK_SIZE);
 #endif
-#if COROUTINE_VALGRIND
-	if (S->memcheck)
+	if (MEMCHECK_WATCHES(S))
 		memcheck_forget_run_stack(S);
-#endif
-	(void)S;
 }
 
 /* At close: a later mapping at these addresses must not inherit stale
@@ -1958,9 +1930,7 @@ static void forget_run_stack(struct schedule *S)
 static void tools_forget_schedule(struct schedule *S)
 {
 	forget_run_stack(S);
-#if COROUTINE_VALGRIND
-	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
-#endif
+	VALGRIND_FORGET_SCHEDULE(S);
 }
 
 /* ---- The C++ exception state --------------------------------------------------------
@@ -1979,7 +1949,7 @@ static void tools_forget_schedule(struct schedule *S)
  */
 
 /* The runtimes as this thread last found them, and its spare state. */
-static thread_local struct runtimes thread_runtimes INITIAL_EXEC;
+static thread_local struct runtimes thread_runtimes INITIAL_EXEC = { -1, {} };
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
 
 #if !EH_MSVC_ABI
@@ -2083,10 +2053,11 @@ static void add_runtime(struct runtimes *found, eh_globals_func get)
 }
 
 /* The runtimes in the process, as this thread last found them: looked for
- * again when modules were loaded or unloaded since. */
+ * again when modules were loaded or unloaded since.  modules_changed is
+ * asked at the first look too, which it then counts as the last. */
 static const struct runtimes *runtimes_found(void)
 {
-	if (modules_changed()) {
+	if (modules_changed() || thread_runtimes.n < 0) {
 		thread_runtimes.n = 0;
 		find_runtimes(&thread_runtimes);
 	}
