@@ -17,6 +17,9 @@ page=$(realpath "$out/trace.html")
 
 fail() { echo "trace page: $*" >&2; exit 1; }
 
+# The page is trace_page.html with the steps put in, not an older copy.
+"$(dirname "$0")/trace_page_html.sh" "$main" || fail "the page is not trace_page.html's"
+
 # One self-contained file: nothing fetched from anywhere.
 if grep -n -i -E '<script[^>]*src|<link|<img|@import|url\(|https?://' "$page"; then
 	fail "the page reaches for something outside itself (above)"
