@@ -371,8 +371,9 @@ readme-check:
 	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/readme_trace.sh check $(README_BUILD)/main; fi
 
 # The page of main --trace=html in headless Chromium (Debian's chromium):
-# the DOM its script drew at several steps must say what main --trace says;
-# screenshots of four steps are left in $(B)/trace-page/.
+# the DOM its script drew at several steps of both walkthroughs must say
+# what main --trace and main --trace=trees say; screenshots of four steps
+# of each are left in $(B)/trace-page/.
 .PHONY: trace-page-test
 trace-page-test: $(O)/main$(EXE)
 	test/trace_page.sh $(O)/main$(EXE) $(B)/trace-page
@@ -820,8 +821,9 @@ help:
 	@echo "                  or if README's walkthrough is not what main --trace prints (readme-check)"
 	@echo "make readme-trace rewrite README's trace excerpt and frame table from main --trace"
 	@echo "                  (g++ -O2 -g, x86_64, ucontext, whatever CXXFLAGS say)"
-	@echo "make trace-page-test  main --trace=html's page in headless Chromium: what it draws at"
-	@echo "                  several steps must be what main --trace says; screenshots in build/trace-page/"
+	@echo "make trace-page-test  main --trace=html's page in headless Chromium: what it draws at several"
+	@echo "                  steps of both walkthroughs must be what main --trace and main --trace=trees"
+	@echo "                  say; screenshots in build/trace-page/"
 	@echo "make shared       $(O)/$(SHLIB) and its links, exporting coroutine_* only"
 	@echo "make check-shared check that the shared library exports coroutine_* only, needs no libstdc++"
 	@echo "make install      install header, static and shared library, pkg-config file (PREFIX, DESTDIR)"

@@ -1,9 +1,11 @@
 /*
  * The demo's --trace: after every switch, what it copied, and for every
  * yield the frames inside the saved slice, named and measured as the
- * program runs (trace_frames.cpp finds them).  --trace=html writes the same
- * story as one page to step through: trace_page.html, which the build
- * turns into a string (trace_page_html.h), with the steps put in.
+ * program runs (trace_frames.cpp finds them).  --trace=trees does the same
+ * for main's second program, whose coroutines yield from different
+ * depths.  --trace=html writes both as one page to step through:
+ * trace_page.html, which the build turns into a string
+ * (trace_page_html.h), with the walkthroughs put in.
  */
 #include "trace.h"
 #include "trace_frames.h"
@@ -14,6 +16,7 @@
 
 /* ---- What the trace collects --------------------------------------------- */
 
+/* One step of a walkthrough: a resume, then what it ended with. */
 struct step {
 	int id, other;
 	int first_run;           /* resume of a coroutine that never ran */
@@ -23,20 +26,31 @@ struct step {
 	long copied_out;         /* bytes copied out at the yield */
 	long heap_before[2];     /* both heap copies before and after the */
 	long heap[2];            /* step: bytes, 0 none yet, -1 freed */
-	char said_before[32];    /* what the demo printed before the resume */
+	const struct step *copies_before[2]; /* the yields whose slices the */
+	const struct step *copies[2];        /* heap copies hold (NULL: none) */
+	char said_before[32];    /* what the program printed before the resume */
 	char said[64];           /* and during it */
 	int nframes;
 	struct frame frames[MAX_FRAMES];
-	const struct step *frames_before; /* the yield that left the slice */
-	const struct step *overwritten;   /* at a first run, the other's */
+	const struct step *overwritten; /* at a first run, the last yield */
 };
 
-#define MAX_STEPS 32
+/* One program's steps, steps[first .. end), on a run stack of size bytes
+ * above a guard of guard bytes. */
+struct walkthrough {
+	int first, end;
+	long size, guard;
+};
+
+#define MAX_STEPS 64
+#define MAX_WALKTHROUGHS 2
 static struct step steps[MAX_STEPS], spare, *now = &spare;
 static int nsteps;
+static struct walkthrough walkthroughs[MAX_WALKTHROUGHS];
+static int nwalkthroughs;
 static int html;
 static long heap_now[2];
-static struct step *last_yield[2]; /* each coroutine's, for its frames */
+static const struct step *last_yield[2]; /* each coroutine's, for its frames */
 
 /* Whose bytes are on the run stack: the last coroutine resumed, unless it
  * has ended.  coroutine_resume skips the copy back for that one. */
@@ -158,6 +172,7 @@ static void json_string(const char *text)
 	fputc('"', page);
 }
 
+/* A slice's frames, top first, as [[name, bytes], ...]: [] for none. */
 static void json_frames(const struct step *s)
 {
 	fputc('[', page);
@@ -169,10 +184,11 @@ static void json_frames(const struct step *s)
 	fputc(']', page);
 }
 
-/* One step of the page: what the run stack holds (owner -1: nothing), both
- * heap copies, and the bytes that moved (dir "out", "in", "kept", "none"). */
+/* One step of the page: what the run stack holds (owner -1: nothing), the
+ * slice it holds (frames), both heap copies (heap, copies) and the bytes
+ * that moved (dir "out", "in", "kept", "none"). */
 static void json_step(const char *title, const char *said, int owner, long bytes, const struct step *frames,
-		      const long heap[2], const char *dir, long moved, int id)
+		      const long heap[2], const struct step *const copies[2], const char *dir, long moved, int id)
 {
 	fputs("{title:", page);
 	json_string(title);
@@ -180,7 +196,11 @@ static void json_step(const char *title, const char *said, int owner, long bytes
 	json_string(said);
 	fprintf(page, ",id:%d,owner:%d,bytes:%ld,frames:", id, owner, bytes);
 	json_frames(frames);
-	fprintf(page, ",heap:[%ld,%ld],dir:\"%s\",moved:%ld", heap[0], heap[1], dir, moved);
+	fprintf(page, ",heap:[%ld,%ld],copies:[", heap[0], heap[1]);
+	json_frames(copies[0]);
+	fputc(',', page);
+	json_frames(copies[1]);
+	fprintf(page, "],dir:\"%s\",moved:%ld", dir, moved);
 }
 
 /* A first run: the run stack still holds the last yield's bytes, which
@@ -193,61 +213,93 @@ static void json_overwritten(const struct step *old)
 	}
 }
 
+/* Each step of the trace is two steps of the page: the resume, and the
+ * yield or the return that ended it. */
+static void json_steps(const struct walkthrough *w)
+{
+	char title[160];
+	for (int i = w->first; i < w->end; i++) {
+		const struct step *s = &steps[i];
+		resume_line(s, title, sizeof title);
+		if (s->first_run) {
+			json_step(title, s->said_before, -1, 0, NULL, s->heap_before, s->copies_before, "none", 0,
+				  s->id);
+			json_overwritten(s->overwritten);
+		} else {
+			json_step(title, s->said_before, s->id, s->owned + s->copied_in, s->copies_before[s->id],
+				  s->heap_before, s->copies_before, s->owned ? "kept" : "in",
+				  s->owned + s->copied_in, s->id);
+		}
+		fputs("},\n", page);
+		after_line(s, title, sizeof title);
+		if (s->returned)
+			json_step(title, s->said, -1, 0, NULL, s->heap, s->copies, "none", 0, s->id);
+		else
+			json_step(title, s->said, s->id, s->copied_out, s, s->heap, s->copies, "out", s->copied_out,
+				  s->id);
+		fputs("},\n", page);
+	}
+}
+
 /* trace_page.html, as the string trace_page_html. */
 #include "trace_page_html.h"
 
-/* The page's line that the steps replace. */
-static const char steps_line[] = "\nvar steps = [];\n";
+/* The page's line that the walkthroughs replace. */
+static const char walkthroughs_line[] = "\nvar walkthroughs = [];\n";
 
 static void write_page(void)
 {
-	static const long no_heap[2] = { 0, 0 };
-	const char *steps_at = strstr(trace_page_html, steps_line);
-	char title[160];
+	const char *at = strstr(trace_page_html, walkthroughs_line);
 	fflush(stdout);
-	if (steps_at == NULL) {
-		fprintf(stderr, "--trace=html: trace_page.html has no line \"var steps = [];\"\n");
+	if (at == NULL) {
+		fprintf(stderr, "--trace=html: trace_page.html has no line \"var walkthroughs = [];\"\n");
 		exit(1);
 	}
 	page = fdopen(page_fd, "w");
 	if (page == NULL)
 		return;
-	fwrite(trace_page_html, 1, (size_t)(steps_at + 1 - trace_page_html), page);
-	fputs("var steps = [\n", page);
-	for (int i = 0; i < nsteps; i++) {
-		const struct step *s = &steps[i];
-		resume_line(s, title, sizeof title);
-		if (s->first_run) {
-			json_step(title, s->said_before, -1, 0, NULL, i ? s->heap_before : no_heap, "none", 0, s->id);
-			json_overwritten(s->overwritten);
-		} else {
-			json_step(title, s->said_before, s->id, s->owned + s->copied_in, s->frames_before,
-				  s->heap_before, s->owned ? "kept" : "in", s->owned + s->copied_in, s->id);
-		}
-		fputs("},\n", page);
-		after_line(s, title, sizeof title);
-		if (s->returned)
-			json_step(title, s->said, -1, 0, NULL, s->heap, "none", 0, s->id);
-		else
-			json_step(title, s->said, s->id, s->copied_out, s, s->heap, "out", s->copied_out, s->id);
-		fputs("},\n", page);
+	fwrite(trace_page_html, 1, (size_t)(at + 1 - trace_page_html), page);
+	fputs("var walkthroughs = [\n", page);
+	for (int i = 0; i < nwalkthroughs; i++) {
+		const struct walkthrough *w = &walkthroughs[i];
+		fprintf(page, "{stack:%ld,guard:%ld,steps:[\n", w->size, w->guard);
+		json_steps(w);
+		fputs("]},\n", page);
 	}
 	fputs("];\n", page);
-	fputs(steps_at + sizeof steps_line - 1, page);
+	fputs(at + sizeof walkthroughs_line - 1, page);
 	fclose(page);
 }
 
 /* ---- The hooks main calls ---------------------------------------------------- */
 
-static int started;
+/* The last step's said: what the program printed after it. */
+static void said_after_last_step(void)
+{
+	if (html && nsteps > 0) {
+		struct step *last = &steps[nsteps - 1];
+		size_t n = strlen(last->said);
+		demo_said(last->said + n, sizeof last->said - n);
+	}
+}
+
+void trace_begin(struct schedule *S)
+{
+	said_after_last_step();
+	if (nwalkthroughs < MAX_WALKTHROUGHS)
+		nwalkthroughs++;
+	struct walkthrough *w = &walkthroughs[nwalkthroughs - 1];
+	w->first = w->end = nsteps;
+	start_frames(S);
+	run_stack_sizes(&w->size, &w->guard);
+	memset(heap_now, 0, sizeof heap_now);
+	memset(last_yield, 0, sizeof last_yield);
+	on_run_stack = -1;
+}
 
 void trace_resume(struct schedule *S, int id)
 {
 	char line[160];
-	if (!started) {
-		started = 1;
-		start_frames(S);
-	}
 	now = nsteps < MAX_STEPS ? &steps[nsteps++] : &spare;
 	long size = coroutine_stack_size(S, id);
 	memset(now, 0, sizeof *now);
@@ -258,10 +310,12 @@ void trace_resume(struct schedule *S, int id)
 		now->owned = size;
 	else
 		now->copied_in = size;
-	now->frames_before = id >= 0 && id < 2 ? last_yield[id] : NULL;
 	if (now->first_run && on_run_stack >= 0 && on_run_stack < 2)
 		now->overwritten = last_yield[on_run_stack];
 	memcpy(now->heap_before, heap_now, sizeof heap_now);
+	memcpy(now->copies_before, last_yield, sizeof last_yield);
+	if (nwalkthroughs > 0)
+		walkthroughs[nwalkthroughs - 1].end = nsteps;
 	if (html) {
 		demo_said(now->said_before, sizeof now->said_before);
 	} else {
@@ -275,22 +329,26 @@ void trace_after_resume(struct schedule *S, int id, int other)
 {
 	struct step *s = now;
 	char line[160];
+	int known = id >= 0 && id < 2;
 	s->other = other;
 	if (coroutine_status(S, id) == COROUTINE_DEAD) {
 		s->returned = 1;
 		on_run_stack = -1;
-		if (id >= 0 && id < 2)
+		if (known) {
 			heap_now[id] = -1;
+			last_yield[id] = NULL;
+		}
 	} else {
 		s->copied_out = coroutine_stack_size(S, id);
-		if (id >= 0 && id < 2) {
+		s->nframes = find_frames(s->copied_out, s->frames);
+		if (known) {
 			heap_now[id] = s->copied_out;
 			last_yield[id] = s;
 		}
-		s->nframes = find_frames(s->copied_out, s->frames);
 		on_run_stack = id;
 	}
 	memcpy(s->heap, heap_now, sizeof heap_now);
+	memcpy(s->copies, last_yield, sizeof last_yield);
 	if (html) {
 		demo_said(s->said, sizeof s->said);
 		return;
@@ -303,28 +361,26 @@ void trace_after_resume(struct schedule *S, int id, int other)
 	}
 }
 
-int trace_start(const char *arg)
+enum trace_mode trace_start(const char *arg)
 {
 	if (arg == NULL)
-		return 0;
+		return TRACE_OFF;
 	if (strcmp(arg, "--trace") == 0)
-		return 1;
+		return TRACE_TEXT;
+	if (strcmp(arg, "--trace=trees") == 0)
+		return TRACE_TREES;
 	if (strcmp(arg, "--trace=html") == 0) {
 		html = 1;
 		keep_demo_lines();
-		return 1;
+		return TRACE_HTML;
 	}
-	return -1;
+	return TRACE_BAD;
 }
 
 void trace_end(void)
 {
 	if (!html)
 		return;
-	if (nsteps > 0) {
-		struct step *last = &steps[nsteps - 1];
-		size_t n = strlen(last->said);
-		demo_said(last->said + n, sizeof last->said - n);
-	}
+	said_after_last_step();
 	write_page();
 }

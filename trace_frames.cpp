@@ -33,6 +33,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The run stack's size, and its guard's, as coroutine.h gives them. */
+#ifndef COROUTINE_STACK_SIZE
+#define COROUTINE_STACK_SIZE (1024 * 1024)
+#endif
+#define GUARD_SIZE (1024L * 1024)
+
 #if defined(__linux__) && defined(__GLIBC__) && \
 	(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)) && !defined(TRACE_NO_FRAMES)
 #define FRAMES_KNOWN 1
@@ -48,11 +54,6 @@
 #include <unwind.h>
 
 const int frames_known = 1;
-
-/* The run stack's size, as coroutine.cpp has it. */
-#ifndef COROUTINE_STACK_SIZE
-#define COROUTINE_STACK_SIZE (1024 * 1024)
-#endif
 
 /* libbacktrace (shipped with GCC as libbacktrace.a): its documented API. */
 extern "C" {
@@ -97,7 +98,8 @@ struct naming {
 };
 
 /* libbacktrace reports the innermost inlined call first; gdb lists the
- * function that holds them, then what was inlined into it. */
+ * function that holds them, then what was inlined into it, outermost
+ * first: "f, g inlined, h inlined" for h inlined into g inlined into f. */
 static int name_from_line_info(void *data, uintptr_t, const char *, int, const char *function)
 {
 	struct naming *n = (struct naming *)data;
@@ -105,10 +107,13 @@ static int name_from_line_info(void *data, uintptr_t, const char *, int, const c
 	if (function == NULL)
 		return 0;
 	plain_name(function, name, sizeof name);
-	if (n->calls++ == 0)
+	if (n->calls++ == 0) {
 		snprintf(joined, sizeof joined, "%s", name);
-	else
-		snprintf(joined, sizeof joined, "%s, %s inlined", name, n->out);
+	} else {
+		/* the function named so far (before the first comma) was inlined */
+		size_t held = strcspn(n->out, ",");
+		snprintf(joined, sizeof joined, "%s, %.*s inlined%s", name, (int)held, n->out, n->out + held);
+	}
 	snprintf(n->out, n->len, "%s", joined);
 	return 0;
 }
@@ -139,10 +144,76 @@ static void name_at(uintptr_t pc, char *out, size_t len)
 	}
 }
 
+/* name, cut to fit len bytes. */
+static void copy_name(char *out, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, name, n);
+	out[n] = '\0';
+}
+
+/*
+ * What makecontext puts at the top of a context's stack, for its function
+ * to return to: the start of libc's start routine (glibc's
+ * __start_context), a local symbol that neither gdb nor libbacktrace can
+ * name.  The trace finds it as it finds the rest: makecontext on a scratch
+ * stack leaves it in a word of that stack (x86) or in the link register
+ * (aarch64), the one that points into libc.
+ */
+static uintptr_t start_routine;
+
+static void never_run(void)
+{
+}
+
+static int in_libc(uintptr_t address)
+{
+	Dl_info info;
+	if (address == 0 || !dladdr((void *)address, &info) || info.dli_fname == NULL)
+		return 0;
+	const char *base = strrchr(info.dli_fname, '/');
+	return strncmp(base ? base + 1 : info.dli_fname, "libc.so", 7) == 0;
+}
+
+static void find_start_routine(void)
+{
+	static uintptr_t stack[64];
+	ucontext_t uc;
+	if (getcontext(&uc) != 0)
+		return;
+	uc.uc_stack.ss_sp = stack;
+	uc.uc_stack.ss_size = sizeof stack;
+	uc.uc_link = NULL;
+	makecontext(&uc, never_run, 0);
+#if defined(__aarch64__)
+	if (in_libc(uc.uc_mcontext.regs[30]))
+		start_routine = uc.uc_mcontext.regs[30];
+#else
+	for (int i = 63; i >= 0 && start_routine == 0; i--)
+		if (in_libc(stack[i]))
+			start_routine = stack[i];
+#endif
+}
+
+/* A frame's name (pc is just before its return address), and for the one
+ * makecontext left, what it is. */
+static void name_frame(uintptr_t pc, char *out, size_t len)
+{
+	name_at(pc, out, len);
+	if (start_routine != 0 && pc + 1 == start_routine && strncmp(out, "??", 2) == 0) {
+		char file[40];
+		copy_name(file, sizeof file, out + 2);
+		snprintf(out, len, "makecontext's start routine%s", file);
+	}
+}
+
 /* Where the run stack is: a probe coroutine notes its frame's address, and
  * the run stack is the mapping that holds it, which starts where its
- * inaccessible guard ends. */
+ * inaccessible guard, the mapping below, ends. */
 static uintptr_t run_stack_top;
+static long guard_size;
 
 static void probe(struct schedule *, void *ud)
 {
@@ -153,16 +224,26 @@ static void probe(struct schedule *, void *ud)
 static void find_run_stack(struct schedule *S)
 {
 	uintptr_t inside = 0;
-	unsigned long start, end;
-	char line[256];
+	unsigned long start, end, below_start = 0, below_end = 0;
+	char line[256], perms[8], below_perms[8] = "";
 	int id = coroutine_new(S, probe, &inside);
 	coroutine_resume(S, id);
+	run_stack_top = 0;
+	guard_size = 0;
 	FILE *maps = fopen("/proc/self/maps", "r");
 	if (maps == NULL)
 		return;
-	while (fgets(line, sizeof line, maps) != NULL)
-		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start <= inside && inside < end)
+	while (fgets(line, sizeof line, maps) != NULL) {
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
+			continue;
+		if (start <= inside && inside < end) {
 			run_stack_top = start + COROUTINE_STACK_SIZE;
+			if (below_end == start && strncmp(below_perms, "---", 3) == 0)
+				guard_size = (long)(below_end - below_start);
+		}
+		below_start = start, below_end = end;
+		memcpy(below_perms, perms, sizeof perms);
+	}
 	fclose(maps);
 }
 
@@ -261,15 +342,6 @@ static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
 	return 0;
 }
 
-/* name, cut to fit len bytes. */
-static void copy_name(char *out, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, name, n);
-	out[n] = '\0';
-}
 
 /*
  * The last resort, when calls made after the save (under ASan, its fiber
@@ -522,13 +594,13 @@ int find_frames(long size, struct frame *frames)
 		if (n == 0)
 			save_name(R, bottom, yield, yield_len, frames[0].name, sizeof frames[0].name);
 		else
-			name_at(w.pc[n], frames[n].name, sizeof frames[n].name);
+			name_frame(w.pc[n], frames[n].name, sizeof frames[n].name);
 		frames[n].size = end - below;
 		below = end;
 		n++;
 	}
 	if (n < w.n && below == (long)top) {
-		name_at(w.pc[n], frames[n].name, sizeof frames[n].name);
+		name_frame(w.pc[n], frames[n].name, sizeof frames[n].name);
 		frames[n++].size = 0;
 	}
 	/* Top of the run stack first. */
@@ -542,8 +614,17 @@ int find_frames(long size, struct frame *frames)
 
 void start_frames(struct schedule *S)
 {
-	symbols = backtrace_create_state(NULL, 0, ignore_error, NULL);
+	if (symbols == NULL) {
+		symbols = backtrace_create_state(NULL, 0, ignore_error, NULL);
+		find_start_routine();
+	}
 	find_run_stack(S);
+}
+
+void run_stack_sizes(long *size, long *guard)
+{
+	*size = COROUTINE_STACK_SIZE;
+	*guard = guard_size > 0 ? guard_size : GUARD_SIZE;
 }
 #else
 const int frames_known = 0;
@@ -555,5 +636,11 @@ void start_frames(struct schedule *)
 int find_frames(long, struct frame *)
 {
 	return 0;
+}
+
+void run_stack_sizes(long *size, long *guard)
+{
+	*size = COROUTINE_STACK_SIZE;
+	*guard = GUARD_SIZE;
 }
 #endif

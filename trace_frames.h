@@ -19,8 +19,12 @@ struct frame {
  * i686, aarch64), 0 elsewhere. */
 extern const int frames_known;
 
-/* Before S's first resume: where its run stack is. */
+/* Before a program makes its coroutines on S: where S's run stack is. */
 void start_frames(struct schedule *S);
+
+/* The run stack's size and its guard's, in bytes: the guard measured where
+ * frames are found, else as coroutine.h gives it. */
+void run_stack_sizes(long *size, long *guard);
 
 /* Just after a yield, back in main: the frames of the slice of size bytes
  * at the top of the run stack, top first, into frames[MAX_FRAMES].  Returns
