@@ -9,11 +9,20 @@
  * and execution continues as if nothing happened.  Many coroutines thus cost
  * one stack plus the bytes each one really uses.
  *
- * The context switch itself is swapcontext(3) by default, or the small
- * assembly routine in asm_switch.S when built with -DCOROUTINE_ASM=1.
+ * The file reads in that order: the sizes and the compiler's spellings; the
+ * types the two structures need, then the structures; then the story, in
+ * the order a user meets it (open, new, resume, yield, status, running,
+ * next, close); then the machinery it calls, a section per concern (the
+ * slots, the platforms, the context switch, the sanitizers, the C++
+ * exception state, threads).  A reader who stops after the story has seen
+ * the whole library; a porter reads one section of the machinery.
+ *
+ * The context switch itself is swapcontext(3) by default, the small
+ * assembly routine in asm_switch.S when built with -DCOROUTINE_ASM=1, and
+ * Emscripten's fibers on WebAssembly.
  */
 
-/* Before any system header, since they read them: see "The platform". */
+/* Before any system header, since they read them (see the platforms). */
 #if defined(__APPLE__) && !COROUTINE_ASM
 #define _XOPEN_SOURCE 700 /* <ucontext.h> wants it on Apple... */
 #define _DARWIN_C_SOURCE  /* ...which would hide MAP_ANONYMOUS */
@@ -39,20 +48,14 @@
 #define DEFAULT_COROUTINE 16
 
 /*
- * Below the run stack lies an inaccessible guard region, so that a coroutine
- * that runs off the end of the run stack dies of SIGSEGV instead of writing
- * over whatever memory happens to be there.  A frame only touches some of
- * its bytes, so a large frame can jump over a small guard without touching
- * it: the guard stops every frame of up to the run stack's size plus the
- * guard's (for a frame entered at the top of the run stack).  1 MiB is
- * Linux's own stack guard gap; beyond that only code built with
- * -fstack-clash-protection, which touches every page of a large frame on
- * the way down, is safe.  All in size_t: near INT_MAX, the sum does not fit
- * in an int.
+ * Below the run stack lies an inaccessible guard region: a coroutine that
+ * runs off the end dies of SIGSEGV instead of writing over its neighbours.
+ * A frame touches only some of its bytes, so it stops every frame of up to
+ * the run stack's size plus the guard's; 1 MiB is Linux's own stack guard
+ * gap.  In size_t: near INT_MAX the sum does not fit in an int.
  */
 #define GUARD_SIZE ((size_t)1024 * 1024)
-/* The run stack is mapped in whole pages: 64 KiB, the largest page size of
- * the targets, keeps the guard's end on a page boundary everywhere. */
+/* Mapped in whole pages: 64 KiB, the largest page size of the targets. */
 #define MAP_UNIT ((size_t)64 * 1024)
 #define MAPPED_STACK_SIZE (((size_t)(STACK_SIZE) + MAP_UNIT - 1) / MAP_UNIT * MAP_UNIT)
 
@@ -64,27 +67,20 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 
 /* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
  *
- * gcc and clang (clang-cl too, which defines _MSC_VER as well) take the GNU
- * spellings; cl.exe takes Microsoft's, and so does clang when built with
- * -DCOROUTINE_MICROSOFT_SPELLINGS=1, so that they are compiled and run
- * where cl.exe is not (make windows-msvc-test).  Nothing outside this block
- * asks which compiler it is.  Thread-local storage needs no macro: C++11's
- * thread_local is both compilers', and so is [[noreturn]].
+ * gcc and clang (clang-cl too) take the GNU spellings; cl.exe takes
+ * Microsoft's, and so does clang with -DCOROUTINE_MICROSOFT_SPELLINGS=1,
+ * so that they are compiled and run where cl.exe is not.  Nothing outside
+ * this block asks which compiler it is.
  *
- *   NOINLINE             never inlined (a frame of its own)
- *   ALWAYS_INLINE        inlined even at -O0: a call would give the
- *                        function that makes it a frame
- *   PRINTF_CHECK(f, a)   argument f is a printf format, the arguments
- *                        start at a (checked where the compiler can)
+ *   NOINLINE, ALWAYS_INLINE  a frame of its own / none, even at -O0
+ *   PRINTF_CHECK(f, a)   argument f is a printf format for those from a
  *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
  *   INITIAL_EXEC         a thread_local found without a call (ELF only)
  *   WEAK                 a reference that may stay unresolved (NULL)
- *   KEEP_IN_REGISTERS(a, b)  the two values are opaque to the optimizer
- *                        from here on (an optimization hint only)
+ *   KEEP_IN_REGISTERS(a, b)  the values are opaque to the optimizer
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
  *   launder(p)           p, through a path the optimizer cannot see into
- *   atomic_increment(n)  adds 1 to *n as one atomic step, returns the sum
- *                        (relaxed: only the numbers must differ)
+ *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
  *   EH_MSVC_ABI          the C++ runtime is Microsoft's, not Itanium's
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
@@ -93,8 +89,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #define PRINTF_CHECK(f, a) __attribute__((format(PRINTF_FORMAT, f, a)))
 #define NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
 #if defined(__ELF__)
-/* Initial-exec finds a thread's own variable in an instruction or two, in
- * a shared library too, where the default model would call __tls_get_addr. */
+/* A shared library's thread_local is then no call to __tls_get_addr. */
 #define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
 #else
 #define INITIAL_EXEC
@@ -114,7 +109,8 @@ static ALWAYS_INLINE char *launder(char *p)
 	return p;
 }
 
-/* Inline on every target for a variable aligned to its size: no libatomic. */
+/* Inline on every target for a variable aligned to its size: no libatomic.
+ * Relaxed: only the numbers must differ. */
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
 {
 	return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
@@ -136,14 +132,9 @@ static ALWAYS_INLINE int trailing_zeros(uint64_t x)
 	return (int)index;
 }
 
-/*
- * A volatile object's value is whatever its last read finds: the compiler
- * must store p and load it back, and cannot know that what it loads is
- * still p.  (A barrier such as _ReadWriteBarrier orders memory accesses
- * but says nothing about a value kept in a register, and a noinline
- * identity function is still one whole-program optimization can see
- * into.)
- */
+/* A volatile's value is whatever its last read finds: the compiler must
+ * store p and load it back.  (_ReadWriteBarrier orders memory, not a value
+ * kept in a register.) */
 static ALWAYS_INLINE char *launder(char *p)
 {
 	char *volatile opaque = p;
@@ -162,63 +153,1020 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
 #else
 #define EH_MSVC_ABI 0
 #endif
-
-/* ---- The platform: mapping the run stack, the size of a buffer ----------
- *
- * All that differs between Linux, macOS and Windows, apart from the context
- * switch: map_guarded returns len bytes of fresh read-write memory whose
- * lowest guard bytes fault at any touch (or NULL), unmap_guarded gives them
- * back, buffer_capacity says how many bytes a malloc'd block can hold, and
- * runtime_eh_state returns what the C++ runtime's __cxa_get_globals()
- * returns on the calling thread, or NULL while the process has no C++
- * runtime (see "What a thread keeps").
- *
- * A C program may get a C++ runtime late, with a library it loads (dlopen,
- * LoadLibrary).  So, while it finds none, runtime_eh_state looks again at
- * each call, but only once the modules loaded have changed since the
- * calling thread last looked.  It looks in three places:
- * - the runtime linked into the program, through a weak reference, NULL
- *   when there is none (a program that catches an exception has one: the
- *   runtime's catch code calls it, which also pulls it out of a static
- *   libstdc++.a or libsupc++.a), since a static runtime is not among the
- *   symbols a lookup at run time sees.  Called directly: MinGW's gcc marks
- *   the reference weak only for a call.  Not on Apple, where ld64 wants a
- *   definition even for a weak reference;
- * - the global scope (dlsym), which misses a library loaded RTLD_LOCAL,
- *   dlopen's default, and the runtime it brought;
- * - so also the runtimes by their file names, if they are loaded
- *   (libstdc++ for GCC, libc++abi for LLVM).
- * A runtime under another name, or linked into a plugin and hidden there,
- * stays out of reach.  Once found, a runtime must stay loaded (glibc never
- * unloads libstdc++, whose unique symbols pin it).
- */
-struct eh_state;
-typedef struct eh_state *(*eh_globals_func)(void);
-#if !defined(__APPLE__) && !EH_MSVC_ABI
-extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
-
-/* The runtime linked into the program, or NULL (see above). */
-static struct eh_state *linked_runtime_eh_state(void)
-{
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
-}
-#endif
-#if defined(_WIN32)
-#if !COROUTINE_ASM
-#error "Windows has no ucontext: compile coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
-#undef COROUTINE_ASM
-#define COROUTINE_ASM 1 /* so that the message above stays the only error */
-#endif
-#include <malloc.h>
-#define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
-#include <windows.h>
-/* The printf that __USE_MINGW_ANSI_STDIO selected, for fail's format
- * checks; the C runtime's own with Microsoft's (see PRINTF_CHECK). */
+/* The printf that fail's format is checked against: MinGW's C99 one where
+ * __USE_MINGW_ANSI_STDIO selected it. */
 #if defined(__MINGW_PRINTF_FORMAT)
 #define PRINTF_FORMAT __MINGW_PRINTF_FORMAT
 #else
 #define PRINTF_FORMAT printf
 #endif
+
+/* ---- The types the structures need ---------------------------------------- */
+
+/* Whether AddressSanitizer or valgrind's memcheck must be told about the
+ * switches (see "AddressSanitizer and valgrind"); both add fields. */
+#if defined(__SANITIZE_ADDRESS__)
+#define COROUTINE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COROUTINE_ASAN 1
+#endif
+#endif
+#ifndef COROUTINE_ASAN
+#define COROUTINE_ASAN 0
+#endif
+#if COROUTINE_ASAN
+#define NO_ASAN NO_SANITIZE_ADDRESS /* for code that reads slices and shadows */
+#else
+#define NO_ASAN
+#endif
+/* valgrind runs no Windows programs (and its header assumes LP64 there). */
+#if !defined(NVALGRIND) && !defined(_WIN32) && defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+/* The header defines NVALGRIND itself on targets valgrind does not run on. */
+#ifndef NVALGRIND
+#define COROUTINE_VALGRIND 1
+#endif
+#endif
+#endif
+#ifndef COROUTINE_VALGRIND
+#define COROUTINE_VALGRIND 0
+#endif
+
+/* Where a switch saves a coroutine or main: each backend's own. */
+typedef struct coroutine_context context;
+
+#if defined(_WIN32) && !COROUTINE_ASM
+#error "Windows has no ucontext: compile coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
+#undef COROUTINE_ASM
+#define COROUTINE_ASM 1 /* so that the message above stays the only error */
+#endif
+
+#if COROUTINE_ASM
+/* asm_switch.S: the callee-saved registers, the stack pointer, the resume
+ * address and the FP control state (its layout is documented there). */
+#if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
+#define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
+#elif defined(__x86_64__) && defined(_WIN32)
+#define CONTEXT_WORDS 35 /* rbx rbp rdi rsi r12-r15 rsp rip, 4 TIB fields, MXCSR + x87 cw, xmm6-15 */
+#elif defined(__i386__) && defined(__ELF__)
+#define CONTEXT_WORDS 8  /* ebx esi edi ebp esp eip, MXCSR, x87 control word */
+#elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
+#define CONTEXT_WORDS 22 /* x19-x30, d8-d15, sp, FPCR */
+#elif defined(__arm__) && defined(__ELF__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7 && (__ARM_FP & 8)
+#define CONTEXT_WORDS 27 /* r4-r11 lr sp, FPSCR, d8-d15 (two words each) */
+#elif defined(__riscv) && defined(__ELF__) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
+#define CONTEXT_WORDS 27 /* ra sp s0-s11, fs0-fs11, frm */
+#else
+#error "COROUTINE_ASM=1 supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build without it to use ucontext"
+#endif
+struct coroutine_context {
+	void *word[CONTEXT_WORDS];
+};
+extern "C" {
+void coroutine_switch_context(context *from, const context *to);
+/* Saves the caller in *from, then calls entry(S) on a fresh stack below
+ * top.  bottom and reservation (the lowest addresses of the run stack and
+ * of its mapping) are for Windows, whose thread block records them. */
+void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S,
+			     char *bottom, char *reservation);
+}
+#elif defined(__EMSCRIPTEN__)
+/* Emscripten's fibers: see "WebAssembly" for what a fiber is made of. */
+#define COROUTINE_FIBER 1
+#include <emscripten.h>
+#include <emscripten/fiber.h>
+#include <emscripten/stack.h>
+struct coroutine_context {
+	emscripten_fiber_t fiber;
+};
+#else
+#if defined(__linux__) && !defined(__GLIBC__)
+/* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
+#error "this C library has no swapcontext for the ucontext backend: build coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
+#endif
+#include <ucontext.h>
+/* A base class, not a member: riscv64's glibc ucontext_t ends in a
+ * zero-size array, which g++ -Wpedantic rejects in a member. */
+struct coroutine_context : ucontext_t {
+#if defined(__i386__) && defined(__SSE__)
+	unsigned int mxcsr; /* glibc's i386 swapcontext leaves MXCSR alone */
+#endif
+};
+#endif
+#ifndef COROUTINE_FIBER
+#define COROUTINE_FIBER 0
+#endif
+
+/*
+ * The C++ runtime keeps the exceptions being handled per thread; main and
+ * each coroutine need their own, which the switches swap (see "The C++
+ * exception state").  This is what is swapped.  The Itanium C++ ABI's
+ * (libstdc++, libc++abi): what __cxa_get_globals() returns, the caught
+ * exceptions (what `throw;` rethrows) and the count of uncaught ones.
+ */
+#if !EH_MSVC_ABI
+struct eh_state {
+	void *caught;
+	unsigned int uncaught;
+#if defined(__arm__) && !defined(__APPLE__)
+	void *propagating; /* ARM EHABI's runtimes keep a third field */
+#endif
+};
+#else
+/* Microsoft's (vcruntime): three per-thread values and the chain of the
+ * running catch handlers' records (see save_thread_eh). */
+struct frame_info;
+struct eh_state {
+	void *exception;
+	void *context;
+	int processing_throw;
+	struct frame_info *handlers; /* the head of the chain */
+};
+#endif
+
+/* ---- The two structures ------------------------------------------------ */
+
+/* What a coroutine runs, needed until it starts. */
+struct entry {
+	coroutine_func func;
+	void *ud;
+};
+
+/*
+ * Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
+ * their slices.  So the slice follows the struct in the same malloc block
+ * (see saved_slice), its capacity is malloc's to know (buffer_capacity),
+ * the size is an int, and what a coroutine needs until it starts shares
+ * its room with what it needs once it has run.
+ */
+struct coroutine {
+	union {
+		struct entry start;     /* until it starts */
+		struct eh_state eh;     /* once it has run, while it is suspended */
+	};
+	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
+	int size;        /* bytes of the saved slice */
+	int status;
+#if COROUTINE_FIBER
+	char *frames;     /* its wasm frames, while another owns the run stack */
+#endif
+#if COROUTINE_ASAN
+	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
+	char *shadow;     /* ASan's shadow of the saved slice; grows too */
+#endif
+	context ctx;
+};
+
+/* A suspended coroutine whose thread is not the schedule's: only its own
+ * thread may resume it.  coroutine_status reports COROUTINE_SUSPEND. */
+#define SUSPENDED_ELSEWHERE 4
+
+/* Levels of the tree of bitmaps of the slots in use: 64^6 is more slots
+ * than an int id can name. */
+#define SLOT_LEVELS 6
+
+struct schedule {
+	char *stack;                 /* lowest address of the run stack */
+	struct coroutine **co;       /* cap slots, nco of them in use */
+	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
+	uint64_t *nonempty_words;    /* which words of used[0] are not 0 */
+	int nco;
+	int cap;
+	int running;                 /* id of the running coroutine, or -1 */
+	struct coroutine *owner;     /* whose bytes are on the run stack now */
+	context main;                /* where coroutine_yield returns to */
+	uint64_t thread;             /* its thread's number: see move_to_this_thread */
+	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
+	struct eh_state main_eh;     /* main's, while a coroutine runs */
+#if COROUTINE_ASM || COROUTINE_FIBER
+	context finished_context;    /* where a finished coroutine's last switch saves */
+#endif
+#if COROUTINE_FIBER
+	char *frames;                /* the asyncify areas: the owner's, then main's */
+#endif
+#if COROUTINE_ASAN
+	void *main_fake_stack;
+	const void *main_bottom;
+	size_t main_size;
+#endif
+#if COROUTINE_VALGRIND
+	unsigned valgrind_stack_id;
+	int memcheck;                /* whether memcheck watches: see memcheck_watches */
+#endif
+};
+
+/* ---- The switch, per backend ------------------------------------------------
+ *
+ * SWITCH_CONTEXT(from, to) saves the caller in *from and goes on where *to
+ * was saved; LEAVE_CONTEXT(S, to) goes there never to come back (a
+ * finished coroutine), saving nothing anyone reads.
+ */
+#if COROUTINE_ASM
+#define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
+#define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->finished_context, to)
+#elif COROUTINE_FIBER
+#define SWITCH_CONTEXT(from, to) emscripten_fiber_swap(&(from)->fiber, &(to)->fiber)
+/* A finished coroutine unwinds its last frames into the area from its
+ * start: nobody rewinds them, and the area has its full size for the next. */
+#define LEAVE_CONTEXT(S, to) \
+	((S)->finished_context.fiber.asyncify_data.stack_ptr = (S)->frames, SWITCH_CONTEXT(&(S)->finished_context, to))
+#else
+#if defined(__i386__) && defined(__SSE__)
+/* The switch never touches MXCSR, so loading *to's just before the switch
+ * is the same as the switch loading it. */
+static ALWAYS_INLINE void save_mxcsr(context *ctx)
+{
+	__asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr));
+}
+
+static ALWAYS_INLINE void load_mxcsr(const context *ctx)
+{
+	__asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr));
+}
+#else
+/* Elsewhere swapcontext switches all of the floating-point environment. */
+static ALWAYS_INLINE void save_mxcsr(context *)
+{
+}
+
+static ALWAYS_INLINE void load_mxcsr(const context *)
+{
+}
+#endif
+#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
+/* setcontext only restores, where swapcontext would first save the whole
+ * FP environment (a tenth of the cost of a coroutine's life). */
+#define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
+#if COROUTINE_ASAN
+/*
+ * ASan intercepts swapcontext, and the interceptor's frame lies below the
+ * slice saved a moment before: lost when the next coroutine runs.
+ * getcontext and setcontext are not intercepted: their pair does the same
+ * switch with no frame of its own, and the flag (off the run stack) tells
+ * getcontext's first return, which goes on to switch, from its second.
+ */
+static thread_local volatile int asan_switching;
+#undef SWITCH_CONTEXT
+#define SWITCH_CONTEXT(from, to) do {           \
+		asan_switching = 1;             \
+		save_mxcsr(from);               \
+		load_mxcsr(to);                 \
+		getcontext(from);               \
+		if (asan_switching) {           \
+			asan_switching = 0;     \
+			setcontext(to);         \
+		}                               \
+	} while (0)
+#endif
+#endif
+
+/* ---- What the machinery supplies ---------------------------------------
+ *
+ * The story below calls these; each is defined in the section named.
+ *
+ * The slots: a doubling array, and beside it a tree of bitmaps of the
+ * slots in use, which finds a free slot or the next coroutine in a few
+ * steps whatever the number of slots.
+ */
+static int make_slots(struct schedule *S);               /* 16 empty slots; 0 when out of memory */
+static void free_slots(struct schedule *S);
+static int first_free_slot(const struct schedule *S);    /* the original's scan from nco; nco < cap */
+NOINLINE static int grow_slots(struct schedule *S);      /* doubles them: the first new id, or -1 */
+static void take_slot(struct schedule *S, int id, struct coroutine *C);
+NOINLINE static void empty_slot(struct schedule *S, int id);
+static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
+/*
+ * The platform (POSIX, Windows, WebAssembly): len bytes of fresh memory
+ * whose lowest guard bytes fault at any touch, or NULL; giving them back;
+ * how many bytes a malloc'd block can hold.
+ */
+static char *map_guarded(size_t guard, size_t len);
+static void unmap_guarded(char *base, size_t len);
+static size_t buffer_capacity(void *block);
+/* The context switch: saves main in S->main and calls run_coroutine(S) on
+ * the top of the run stack (asm, ucontext or a fiber). */
+static void start_coroutine(struct schedule *S, struct coroutine *C);
+/* WebAssembly's own frames, which move with the run stack (elsewhere,
+ * these do nothing): the areas, their hand-over, main's stack bounds. */
+static void make_frames(struct schedule *S);
+static void hand_over_frames(struct schedule *S, struct coroutine *C);
+static void note_main_stack(struct schedule *S);
+/*
+ * AddressSanitizer and valgrind: registering the run stack, each move of
+ * the stack pointer between main and a coroutine (C NULL: the coroutine
+ * starts, or has finished), the shadow of a slice, forgetting the bytes of
+ * a coroutine that will not come back to them, and copying a slice in a
+ * way they accept.
+ */
+static void tools_register_run_stack(struct schedule *S);
+static void tools_forget_schedule(struct schedule *S);
+static void asan_leave_main(struct schedule *S);
+static void asan_back_in_main(struct schedule *S);
+static void asan_enter_coroutine(struct schedule *S, struct coroutine *C);
+static void asan_leave_coroutine(struct schedule *S, struct coroutine *C);
+static void asan_save_shadow(struct schedule *S, struct coroutine *C);
+static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
+static void asan_free_shadow(struct coroutine *C);
+static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
+static int tools_watch_run_stack(const struct schedule *S);
+static void forget_run_stack(struct schedule *S);
+/*
+ * Slices in their blocks: the shallow one right after the struct, a deep
+ * one where it copies fastest, at the same place at the save and at the
+ * restore; copied in a way the sanitizers accept.
+ */
+static char *saved_slice(struct coroutine *C);
+static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
+static void copy_stack(char *to, const char *from, size_t n);
+static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
+/* The quick paths: a shallow slice saved, or put back and continued, by
+ * functions that need no stack frame (NULL, or take_run_stack, otherwise). */
+static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
+static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
+/*
+ * The C++ exception state: main's and each coroutine's change hands at the
+ * switches (C NULL: it has finished); the state of a runtime that arrived
+ * late is taken up at a coroutine's start.
+ */
+static struct eh_state *this_thread_eh(void);
+static void take_eh_state(struct schedule *S, const struct eh_state *own);
+static void give_back_eh_state(struct schedule *S, struct coroutine *C);
+static void take_up_late_runtime(struct schedule *S);
+/* Threads: a number per thread, never reused; a schedule that moves to
+ * another thread, leaving the coroutines suspended on the old one there. */
+static uint64_t this_thread(void);
+NOINLINE static void move_to_this_thread(struct schedule *S);
+static thread_local uint64_t thread_number INITIAL_EXEC; /* 0 until this_thread */
+
+/* ---- Misuse: one line naming the function and the fault, then abort -------- */
+
+[[noreturn]] PRINTF_CHECK(1, 2)
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void check_schedule(const struct schedule *S, const char *func)
+{
+	if (S == NULL)
+		fail("%s: the schedule is NULL", func);
+}
+
+static void check_id(const struct schedule *S, int id, const char *func)
+{
+	/* As unsigned, a negative id is beyond any cap: one compare for both. */
+	if ((unsigned)id >= (unsigned)S->cap)
+		fail("%s: id %d is out of range [0, %d)", func, id, S->cap);
+}
+
+static void check_in_main(const struct schedule *S, const char *func, const char *what)
+{
+	if (S->running != -1)
+		fail("%s: called from inside coroutine %d; %s", func, S->running, what);
+}
+
+/* ---- Opening a schedule ---------------------------------------------------- */
+
+/* The run stack, above its guard, as the platform maps it. */
+static int map_run_stack(struct schedule *S)
+{
+	char *base = map_guarded(GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
+	if (base == NULL)
+		return 0;
+	S->stack = base + GUARD_SIZE;
+	make_frames(S);
+	tools_register_run_stack(S);
+	return 1;
+}
+
+struct schedule *coroutine_open(void)
+{
+	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
+	if (S == NULL)
+		return NULL;
+	if (!make_slots(S) || !map_run_stack(S)) {
+		free_slots(S);
+		free(S);
+		return NULL;
+	}
+	S->running = -1;
+	S->thread = this_thread();
+	S->eh = this_thread_eh();
+	return S;
+}
+
+/* ---- Creating a coroutine ------------------------------------------------------ */
+
+/*
+ * A new coroutine's block has room for a slice this large, as much as a
+ * yield a few calls deep saves: such a coroutine's yields need no realloc,
+ * and every block holds such a slice, which lets save_shallow_stack copy
+ * it without asking how large the block is.  None with ucontext, whose
+ * slices are larger and switches slower (see README's Performance).
+ */
+#if !COROUTINE_ASM
+#define SHALLOW_SLICE 0
+#elif defined(__aarch64__)
+#define SHALLOW_SLICE 96 /* its frames keep the frame pointer and the return address */
+#else
+#define SHALLOW_SLICE 64
+#endif
+/* A deep slice lies up to this many bytes further in (see saved_deep_slice). */
+#define SLICE_ALIGN 64
+
+static struct coroutine *new_coroutine(coroutine_func func, void *ud)
+{
+	/* malloc rather than calloc: glibc's calloc skips its per-thread cache,
+	 * and would clear the context that the first switch writes anyway. */
+	struct coroutine *C = (struct coroutine *)malloc(sizeof *C + SHALLOW_SLICE);
+	if (C == NULL)
+		return NULL;
+	C->start.func = func;
+	C->start.ud = ud;
+	C->size = 0;
+	C->status = COROUTINE_READY;
+#if COROUTINE_FIBER
+	C->frames = NULL;
+#endif
+#if COROUTINE_ASAN
+	C->fake_stack = NULL;
+	C->shadow = NULL;
+#endif
+	return C;
+}
+
+static void delete_coroutine(struct coroutine *C)
+{
+	asan_free_shadow(C);
+#if COROUTINE_FIBER
+	free(C->frames);
+#endif
+	free(C);
+}
+
+int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
+{
+	check_schedule(S, "coroutine_new");
+	if (func == NULL)
+		fail("coroutine_new: func is NULL");
+	struct coroutine *C = new_coroutine(func, ud);
+	if (C == NULL)
+		return -1;
+	int id = S->nco >= S->cap ? grow_slots(S) : first_free_slot(S);
+	if (id < 0) {
+		free(C);
+		return -1;
+	}
+	take_slot(S, id, C);
+	++S->nco;
+	return id;
+}
+
+/* ---- Resuming: starting, and putting a slice back -------------------------------- */
+
+/*
+ * The running coroutine has finished: it goes, and with it its slot.  Its
+ * own code does this, on the run stack, on its way out.  Out of line, so
+ * that it costs run_coroutine's frame, which is in every slice, no register.
+ */
+NOINLINE static void delete_running(struct schedule *S)
+{
+	give_back_eh_state(S, NULL);
+	int id = S->running;
+	delete_coroutine(S->co[id]);
+	empty_slot(S, id);
+	--S->nco;
+	S->owner = NULL;
+	S->running = -1;
+}
+
+/*
+ * Every coroutine starts here, on the top of the run stack, and leaves for
+ * good through the switch at the end (never by returning).
+ */
+static void run_coroutine(struct schedule *S)
+{
+	asan_enter_coroutine(S, NULL);
+	struct coroutine *C = S->co[S->running];
+	C->start.func(S, C->start.ud);
+	/* C is not kept across the call: this frame is at the top of every
+	 * saved slice, and a register kept is 8 bytes more. */
+	delete_running(S);
+	asan_leave_coroutine(S, NULL);
+	LEAVE_CONTEXT(S, &S->main);
+}
+
+/*
+ * Continues the owner of the run stack, a suspended coroutine, until it
+ * yields or finishes.  It ends with the switch, and so do its callers: the
+ * compiler jumps to the switch, whose saved resume address is then the one
+ * in coroutine_resume's caller, where a yield or a finish comes straight
+ * back, with no return whose prediction would be wrong.
+ */
+static void continue_owner(struct schedule *S)
+{
+	struct coroutine *C = S->owner;
+	C->status = COROUTINE_RUNNING;
+	take_eh_state(S, &C->eh);
+	asan_leave_main(S);
+	note_main_stack(S);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
+	asan_back_in_main(S);
+}
+
+static void restore_stack(struct schedule *S, struct coroutine *C)
+{
+	char *bottom = S->stack + STACK_SIZE - C->size;
+	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
+	asan_restore_shadow(S, C);
+}
+
+/*
+ * Hands the run stack over to suspended C, and continues it: the bytes of
+ * the stack's last occupant are forgotten, and C's own put back.  Out of
+ * line: most resumes resume the coroutine already there.
+ */
+NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
+{
+	forget_run_stack(S);
+	restore_stack(S, C);
+	hand_over_frames(S, C);
+	S->owner = C;
+	continue_owner(S);
+}
+
+/*
+ * Starts C, which has never run, or refuses to resume it: it is suspended
+ * on another thread (see move_to_this_thread).  Out of line: a coroutine
+ * starts once.
+ */
+NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, int id)
+{
+	if (C->status == SUSPENDED_ELSEWHERE)
+		fail("coroutine_resume: coroutine %d was suspended on another thread; "
+		     "resume it on that thread", id);
+	take_up_late_runtime(S);
+	S->running = id;
+	forget_run_stack(S);
+	hand_over_frames(S, NULL);
+	S->owner = C;
+	C->status = COROUTINE_RUNNING;
+	static const struct eh_state none = {};
+	take_eh_state(S, &none);
+	asan_leave_main(S);
+	note_main_stack(S);
+	start_coroutine(S, C);
+	asan_back_in_main(S);
+}
+
+/* Out of line, and the resume made again from the top: nothing has to
+ * survive the walk in coroutine_resume's common case. */
+NOINLINE static void move_then_resume(struct schedule *S, int id)
+{
+	move_to_this_thread(S);
+	coroutine_resume(S, id);
+}
+
+/* Tells which of coroutine_resume's checks failed, and stops. */
+NOINLINE static void refuse_resume(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_resume");
+	check_in_main(S, "coroutine_resume", "only the main program may resume");
+	check_id(S, id, "coroutine_resume");
+}
+
+void coroutine_resume(struct schedule *S, int id)
+{
+	/* The checks in one branch, and a jump out of line to tell them apart:
+	 * with no call on its way, the common case needs no stack frame. */
+	if (S == NULL || S->running != -1 || (unsigned)id >= (unsigned)S->cap) {
+		refuse_resume(S, id);
+		return;
+	}
+	if (S->thread != thread_number) { /* 0 on a thread not yet numbered */
+		move_then_resume(S, id);
+		return;
+	}
+	struct coroutine *C = S->co[id];
+	if (C == NULL)
+		return;
+	if (C->status != COROUTINE_SUSPEND) {
+		start_or_refuse(S, C, id);
+		return;
+	}
+	S->running = id;
+	/*
+	 * If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing.
+	 */
+	if (S->owner != C)
+		take_run_stack_quickly(S, C);
+	else
+		continue_owner(S);
+}
+
+/* ---- Yielding: the dummy, and the save ------------------------------------------ */
+
+/*
+ * The yielding coroutine (the owner of the run stack), its block made to
+ * hold a slice of size bytes.  realloc may move it: its slot and S->owner
+ * follow, and nothing else holds its address across a yield.  The old
+ * slice comes along for nothing: the caller overwrites it.  Out of the way
+ * of the common case, where the slice fits where it was.
+ */
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
+{
+	struct coroutine *C = S->owner;
+	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
+	if (buffer_capacity(C) - sizeof *C >= room)
+		return C;
+	C = (struct coroutine *)realloc(C, sizeof *C + room);
+	if (C == NULL)
+		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+	S->co[S->running] = C;
+	S->owner = C;
+	return C;
+}
+
+/* What the ABI guarantees of the stack pointer at every call: 16 bytes on
+ * the 64-bit targets; otherwise assume no more than a pointer's size. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CALL_ALIGN 16
+#else
+#define CALL_ALIGN sizeof(void *)
+#endif
+/* Slices are whole blocks of this many bytes (see copy_shallow). */
+#define BLOCK 16
+/* The fewest bytes a live slice has: a return address at least, but on
+ * wasm none, when the coroutine keeps all its frames in wasm locals. */
+#define MIN_SLICE (COROUTINE_FIBER ? 0 : 1)
+
+/*
+ * The bottom of the live slice of the function whose local dummy is.  The
+ * bytes from dummy up to its caller's stack pointer (a multiple of
+ * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
+ * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
+ * Laundered, so that the compiler cannot trace the bottom back to dummy
+ * and assume that only one byte is read.
+ */
+static char *slice_bottom(char *dummy)
+{
+	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
+	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
+}
+
+/*
+ * The dummy trick.  dummy is a local of this function, so its address lies
+ * below every frame of the coroutine that called us: [&dummy, top) is the
+ * whole of the coroutine's live stack, and copying it saves the coroutine.
+ * Never inlined, or dummy would sit inside its caller's frame, and the part
+ * of that frame below it would not be saved.  It returns &C->ctx, where the
+ * switch saves the registers, so that only S lives across the call in
+ * coroutine_yield, whose frame is in every slice.
+ */
+NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
+{
+	struct coroutine *C = S->owner;
+	char dummy; /* only its address counts */
+	char *bottom = slice_bottom(&dummy);
+	char *top = S->stack + STACK_SIZE;
+	if (bottom < S->stack || top - bottom < MIN_SLICE)
+		fail("coroutine_yield: the caller is not on this schedule's run stack "
+		     "(its live stack would be %td bytes; the run stack has %d)",
+		     top - bottom, STACK_SIZE);
+	size_t size = (size_t)(top - bottom);
+	/* Only a slice larger than the last can need a larger block. */
+	if (size > (size_t)C->size)
+		C = with_room_for(S, size);
+	C->size = (int)size;
+	copy_stack(slice_in_block(C, bottom, size), bottom, size);
+	asan_save_shadow(S, C);
+	return &C->ctx;
+}
+
+/*
+ * Saves the slice, then leaves the run stack.  Why this is safe: the slice
+ * is taken in a call below this frame, so this frame (its saved registers,
+ * return address, canary, spills) is inside it wherever the compiler put
+ * them.  Between the save and the switch this function only computes
+ * arguments and writes to the heap; after the switch it only returns.  The
+ * switch's own return address, written after the save, is not in the copy:
+ * that is why the resume address lives in the context, never only on the
+ * run stack.  Not inlined (link-time optimisation included), or the
+ * caller's code after the switch could depend on stores made after the save.
+ */
+NOINLINE void coroutine_yield(struct schedule *S)
+{
+	check_schedule(S, "coroutine_yield");
+	if (S->running == -1)
+		fail("coroutine_yield: called from outside any coroutine");
+	/* The running coroutine is the owner of the run stack; the save may
+	 * move it (see with_room_for), so it is looked up again after. */
+	struct coroutine *C = S->owner;
+	C->status = COROUTINE_SUSPEND;
+	give_back_eh_state(S, C);
+	context *saved = save_shallow_stack(S, C);
+	if (saved == NULL)
+		saved = save_stack(S);
+	S->running = -1; /* only now: growing the coroutine needs its slot */
+	asan_leave_coroutine(S, S->owner);
+	SWITCH_CONTEXT(saved, &S->main);
+	asan_enter_coroutine(S, S->owner);
+}
+
+/* ---- Asking about coroutines ---------------------------------------------------- */
+
+int coroutine_status(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_status");
+	check_id(S, id, "coroutine_status");
+	if (S->co[id] == NULL)
+		return COROUTINE_DEAD;
+	int status = S->co[id]->status;
+	return status == SUSPENDED_ELSEWHERE ? COROUTINE_SUSPEND : status;
+}
+
+int coroutine_running(struct schedule *S)
+{
+	check_schedule(S, "coroutine_running");
+	return S->running;
+}
+
+/* An addition to the original API: see coroutine.h. */
+long coroutine_stack_size(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_stack_size");
+	check_id(S, id, "coroutine_stack_size");
+	if (S->co[id] == NULL)
+		return 0;
+	return (long)S->co[id]->size;
+}
+
+/* An addition to the original API: see coroutine.h. */
+int coroutine_next(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_next");
+	if (id < -1)
+		fail("coroutine_next: id %d is below -1 (-1 asks for the first coroutine)", id);
+	/* Read afresh at every call: coroutines made since the last one count. */
+	if (id >= S->cap - 1)
+		return -1;
+	return next_used_slot(S, (size_t)id + 1);
+}
+
+/* ---- Closing a schedule --------------------------------------------------------- */
+
+static void unmap_run_stack(struct schedule *S)
+{
+	tools_forget_schedule(S);
+	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
+}
+
+/* Frees every coroutine, suspended ones too, without running them on: the
+ * destructors of their C++ locals never run. */
+void coroutine_close(struct schedule *S)
+{
+	if (S == NULL)
+		return;
+	check_in_main(S, "coroutine_close", "close the schedule from the main program");
+	for (int i = 0; i < S->cap; i++) {
+		struct coroutine *C = S->co[i];
+		if (C == NULL)
+			continue;
+		if (C->status != COROUTINE_READY) /* suspended, here or elsewhere */
+			asan_free_fake_stack(S, C);
+		delete_coroutine(C);
+	}
+	free_slots(S);
+	unmap_run_stack(S);
+	free(S);
+}
+
+/* ==== The machinery ============================================================ */
+
+/* ---- The slots: a doubling array and a tree of bitmaps ------------------------- */
+
+/* Words of a bitmap of n bits. */
+static size_t bitmap_words(size_t n)
+{
+	return (n + 63) / 64;
+}
+
+/* Bits at level k of the slot tree of cap slots: one per word of level k - 1. */
+static size_t level_bits(size_t cap, int k)
+{
+	size_t bits = cap;
+	while (k-- > 0)
+		bits = bitmap_words(bits);
+	return bits;
+}
+
+static int make_slots(struct schedule *S)
+{
+	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
+	int ok = S->co != NULL;
+	for (int k = 0; k < SLOT_LEVELS; k++) {
+		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
+		ok = ok && S->used[k] != NULL;
+	}
+	S->nonempty_words = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, 1)), sizeof *S->nonempty_words);
+	ok = ok && S->nonempty_words != NULL;
+	S->cap = ok ? DEFAULT_COROUTINE : 0;
+	return ok;
+}
+
+static void free_slots(struct schedule *S)
+{
+	free(S->co);
+	for (int k = 0; k < SLOT_LEVELS; k++)
+		free(S->used[k]);
+	free(S->nonempty_words);
+}
+
+/* Makes *bits hold n bits, of which the new ones are clear; 0 when out of memory. */
+static int grow_bitmap(uint64_t **bits, size_t old_n, size_t n)
+{
+	uint64_t *grown = (uint64_t *)realloc(*bits, bitmap_words(n) * sizeof *grown);
+	if (grown == NULL)
+		return 0;
+	memset(grown + bitmap_words(old_n), 0, (bitmap_words(n) - bitmap_words(old_n)) * sizeof *grown);
+	*bits = grown;
+	return 1;
+}
+
+/* Doubles the slot array; the first new slot is the new id, or -1.  The
+ * schedule stays as it was when an allocation fails. */
+NOINLINE static int grow_slots(struct schedule *S)
+{
+	if (S->cap > INT_MAX / 2)
+		return -1;
+	size_t cap = (size_t)S->cap;
+	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
+	if (co == NULL)
+		return -1;
+	S->co = co;
+	for (int k = 0; k < SLOT_LEVELS; k++)
+		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
+			return -1;
+	if (!grow_bitmap(&S->nonempty_words, level_bits(cap, 1), level_bits(2 * cap, 1)))
+		return -1;
+	memset(co + cap, 0, cap * sizeof *co);
+	S->cap *= 2;
+	return (int)cap;
+}
+
+/* The clear bits of word w of a bitmap of n bits. */
+static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
+{
+	uint64_t clear = ~bits[w];
+	if (n < 64) /* a single, partial word: the bits past n stand for nothing */
+		clear &= (UINT64_C(1) << n) - 1;
+	return clear;
+}
+
+/*
+ * The first empty slot at or after slot i, or cap when there is none.  Up
+ * the tree until a word has a clear bit at or after the bit we stand on
+ * (each step up skips the rest of a full word), then down along the first
+ * clear bits: a few steps, whatever the slots in use.
+ */
+static size_t next_free_slot(const struct schedule *S, size_t i)
+{
+	size_t cap = (size_t)S->cap;
+	int k = 0;
+	for (;;) {
+		size_t bits = level_bits(cap, k);
+		if (i >= bits)
+			return cap;
+		uint64_t clear = clear_bits(S->used[k], bits, i / 64) & ~UINT64_C(0) << i % 64;
+		if (clear != 0) {
+			i = i / 64 * 64 + (size_t)trailing_zeros(clear);
+			break;
+		}
+		if (++k == SLOT_LEVELS)
+			return cap;
+		i = i / 64 + 1; /* the next word of the level below */
+	}
+	while (k-- > 0)
+		i = i * 64 + (size_t)trailing_zeros(clear_bits(S->used[k], level_bits(cap, k), i));
+	return i;
+}
+
+/* The original's scan: the first empty slot at or after index nco,
+ * wrapping around, without testing the slots one at a time. */
+static int first_free_slot(const struct schedule *S)
+{
+	size_t id = next_free_slot(S, (size_t)S->nco);
+	if (id == (size_t)S->cap)
+		id = next_free_slot(S, 0);
+	return (int)id;
+}
+
+/*
+ * Puts C in the empty slot id.  At level 0 of the tree a bit per slot, set
+ * while the slot is in use; at each level above, a bit per word of the
+ * level below, set while all its 64 bits are: a bit that fills its word
+ * fills a bit of the level above.  Beside the tree, for coroutine_next,
+ * nonempty_words has a bit per word of level 0, set while the word is not 0.
+ */
+static void take_slot(struct schedule *S, int id, struct coroutine *C)
+{
+	S->co[id] = C;
+	size_t i = (size_t)id;
+	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
+		uint64_t *word = &S->used[k][i / 64];
+		*word |= UINT64_C(1) << i % 64;
+		if (*word != ~UINT64_C(0))
+			break;
+	}
+	size_t w = (size_t)id / 64;
+	S->nonempty_words[w / 64] |= UINT64_C(1) << w % 64;
+}
+
+/* Empties slot id.  A bit cleared in a full word clears a bit above.  Out
+ * of line: inlined, it would cost coroutine_resume's common case a register. */
+NOINLINE static void empty_slot(struct schedule *S, int id)
+{
+	S->co[id] = NULL;
+	size_t i = (size_t)id;
+	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
+		uint64_t *word = &S->used[k][i / 64];
+		int was_full = *word == ~UINT64_C(0);
+		*word &= ~(UINT64_C(1) << i % 64);
+		if (!was_full)
+			break;
+	}
+	size_t w = (size_t)id / 64;
+	if (S->used[0][w] == 0)
+		S->nonempty_words[w / 64] &= ~(UINT64_C(1) << w % 64);
+}
+
+/* The first set bit at or after bit i of a bitmap of n words, or n * 64. */
+static size_t first_set_bit(const uint64_t *bits, size_t n, size_t i)
+{
+	size_t w = i / 64;
+	if (w >= n)
+		return n * 64;
+	uint64_t set = bits[w] & ~UINT64_C(0) << i % 64;
+	while (set == 0) {
+		if (++w == n)
+			return n * 64;
+		set = bits[w];
+	}
+	return w * 64 + (size_t)trailing_zeros(set);
+}
+
+/* The first slot in use at or after slot i: in i's own word of used[0],
+ * else in the next word that nonempty_words says is not 0 (a walk over a
+ * million slots reads 256 of its words). */
+static int next_used_slot(const struct schedule *S, size_t i)
+{
+	uint64_t set = S->used[0][i / 64] & ~UINT64_C(0) << i % 64;
+	if (set != 0)
+		return (int)(i / 64 * 64 + (size_t)trailing_zeros(set));
+	size_t words = bitmap_words((size_t)S->cap);
+	size_t w = first_set_bit(S->nonempty_words, bitmap_words(words), i / 64 + 1);
+	if (w >= words)
+		return -1;
+	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
+}
+
+/* ---- The platforms: POSIX, Windows, WebAssembly --------------------------------
+ *
+ * How the run stack and its guard are mapped, how large a malloc'd block
+ * is, and how a C++ runtime that arrives late is found (see "The C++
+ * exception state"): runtime_eh_state returns what the runtime's
+ * __cxa_get_globals() returns on the calling thread, or NULL while the
+ * process has none, looking again only once modules were loaded since the
+ * thread last looked (modules_changed).
+ */
+struct eh_state;
+typedef struct eh_state *(*eh_globals_func)(void);
+#if !defined(__APPLE__) && !EH_MSVC_ABI
+/* A program that catches has a runtime linked in: a weak reference finds
+ * it (a static one too, which no lookup at run time sees).  Called
+ * directly: MinGW marks the reference weak only for a call.  Not on Apple,
+ * where ld64 wants a definition even for a weak reference. */
+extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
+
+static struct eh_state *linked_runtime_eh_state(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
+#endif
+
+#if defined(_WIN32)
+#include <malloc.h>
+#define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
+#include <windows.h>
 
 /* Reserved but never committed, the guard faults like a PROT_NONE page,
  * and costs no commit charge. */
@@ -287,9 +1235,8 @@ static int modules_changed(void)
 	return 1;
 }
 
-/* Only a definition linked in statically resolves a weak reference in a PE
- * program, never one in a DLL: a runtime in a DLL is found by the DLL's
- * name. */
+/* A weak reference resolves only to a definition linked in statically: a
+ * runtime in a DLL is found by the DLL's name. */
 static struct eh_state *runtime_eh_state(void)
 {
 	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
@@ -307,19 +1254,14 @@ static struct eh_state *runtime_eh_state(void)
 #endif
 #elif defined(__EMSCRIPTEN__)
 #include <malloc.h>
-#define PRINTF_FORMAT printf
 
 /*
- * WebAssembly has no memory protection: linear memory is one array, every
- * byte of it readable and writable.  The guard is then plain memory of the
- * schedule's own below the run stack: a coroutine that runs off the end of
- * the run stack writes there, over nothing that matters, and is not
- * stopped, until it reaches the asyncify areas at the guard's bottom (see
- * make_frames), then the heap.  What stops it is Emscripten's own check,
- * when the program is linked with -sSTACK_OVERFLOW_CHECK=2: every function
- * that takes stack space compares the stack pointer with the limits that
- * each fiber switch sets to the run stack's, and aborts with "stack
- * overflow".
+ * WebAssembly has no memory protection: the guard is plain memory of the
+ * schedule's own below the run stack, which a coroutine that runs off the
+ * end writes over, until it reaches the asyncify areas at the guard's
+ * bottom (see make_frames).  What stops it is Emscripten's own check, with
+ * -sSTACK_OVERFLOW_CHECK=2: every function compares the stack pointer with
+ * the limits that each fiber switch sets to the run stack's.
  */
 static char *map_guarded(size_t guard, size_t len)
 {
@@ -345,7 +1287,6 @@ static struct eh_state *runtime_eh_state(void)
 }
 #else
 #include <sys/mman.h>
-#define PRINTF_FORMAT printf
 #if defined(__APPLE__)
 #include <malloc/malloc.h>
 #else
@@ -353,17 +1294,12 @@ static struct eh_state *runtime_eh_state(void)
 #endif
 
 /*
- * As on Windows, all of it is reserved inaccessible first, which costs no
- * commit charge, and then the run stack is mapped read-write over its part
- * of it.  With MAP_NORESERVE: Linux charges writable private memory when
- * it is mapped, against RAM and swap, and (in its default, heuristic mode)
- * refuses a mapping obviously larger than they are; a run stack near
- * INT_MAX would need 2 GiB, on a machine that may have less, for pages that
- * are mostly never touched.  So the run stack costs only the pages its
- * coroutines touch.  Where memory is accounted strictly
- * (vm.overcommit_memory=2) the flag is ignored and the run stack charged.
- * (Reserving and mapping separately also keeps the guard visible to
- * qemu-user, which hides inaccessible pages of a MAP_NORESERVE mapping.)
+ * All of it is reserved inaccessible first, then the run stack mapped
+ * read-write over its part, with MAP_NORESERVE: Linux would otherwise
+ * charge the whole run stack against RAM and swap when it is mapped, and
+ * refuse one near INT_MAX on a small machine; so it costs only the pages
+ * touched (under vm.overcommit_memory=2 the flag is ignored).  Two steps
+ * also keep the guard visible to qemu-user.
  */
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
@@ -456,6 +1392,8 @@ static void *find_in_runtime(const char *name, const char *symbol)
 	return found;
 }
 
+/* In the global scope (dlsym), which misses a library loaded RTLD_LOCAL
+ * (dlopen's default) and the runtime it brought, so also by file name. */
 static struct eh_state *runtime_eh_state(void)
 {
 	struct eh_state *linked = linked_runtime_eh_state();
@@ -475,479 +1413,308 @@ static struct eh_state *runtime_eh_state(void)
 #endif
 #endif
 
-/* ---- The context switch backends -------------------------------------- */
+/* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
+ *
+ * Wasm code cannot reach its own call stack, so the switch rests on
+ * Asyncify (-sASYNCIFY), which rewrites every function that may reach a
+ * switch so that it can save its locals and where it stands ("unwind") and
+ * later pick up from there ("rewind").  A fiber is then two stacks: its C
+ * stack in linear memory (the run stack, for a coroutine), where the
+ * locals whose address is taken live, copied at a yield as on every
+ * backend; and its wasm frames, unwound into an asyncify area, which a
+ * coroutine uses while it owns the run stack.
+ */
+#ifndef COROUTINE_ASYNCIFY_SIZE
+#define COROUTINE_ASYNCIFY_SIZE (64 * 1024) /* main's and the coroutines' */
+#endif
+#define ASYNCIFY_SIZE ((size_t)(COROUTINE_ASYNCIFY_SIZE))
 
-/* Where a switch saves a coroutine or main: each backend defines it. */
-typedef struct coroutine_context context;
+#if COROUTINE_FIBER
+/*
+ * Two things Emscripten's fibers (3.1.6) leave undone, done once per
+ * program in the JavaScript that runs the module: main's return value,
+ * which the fiber trampoline that rewound main would drop, goes to exit();
+ * and an area overflow, which Asyncify stops with "unreachable", is
+ * reported first with what to do.
+ */
+EM_JS(void, fiber_hooks, (size_t area_size), {
+	if (Fibers.coroutineHooks)
+		return;
+	Fibers.coroutineHooks = true;
+	var rewind = Asyncify.doRewind;
+	Asyncify.doRewind = function(data) {
+		var status = rewind(data);
+		/* Until main has returned for good, everything runs inside the
+		 * first call of main, and a rewound call that returns with no
+		 * switch to follow is main's: a coroutine never returns. */
+		if (typeof calledMain != 'undefined' && !calledMain && !Fibers.nextFiber)
+			exit(status, true);
+		return status;
+	};
+	var onAbort = Module['onAbort'];
+	Module['onAbort'] = function(what) {
+		var data = Asyncify.currData;
+		if (data && HEAPU32[data >> 2] > HEAPU32[(data + 4) >> 2])
+			err('coroutine: a switch unwound ' + (HEAPU32[data >> 2] - HEAPU32[(data + 4) >> 2] + area_size) +
+			    ' bytes of wasm frames into an asyncify area of ' + area_size +
+			    ': build coroutine.cpp with a larger -DCOROUTINE_ASYNCIFY_SIZE');
+		if (onAbort)
+			onAbort(what);
+	};
+});
+
+/* Bytes of wasm frames that C's last unwind left in the area. */
+static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
+{
+	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
+}
+#endif
+
+/*
+ * Hands the asyncify area over to C, or to a coroutine that starts (C
+ * NULL), with the run stack.  Every coroutine's fiber unwinds into the
+ * schedule's area, and its frames stay there while it owns the run stack:
+ * resuming the owner copies nothing.  When the run stack changes hands, the
+ * owner's frames go to a buffer of its own, grown like its block, and C's
+ * come back.
+ */
+static void hand_over_frames(struct schedule *S, struct coroutine *C)
+{
+#if COROUTINE_FIBER
+	struct coroutine *owner = S->owner;
+	if (owner != NULL) {
+		size_t n = unwound_bytes(S, owner);
+		if (owner->frames == NULL || buffer_capacity(owner->frames) < n) {
+			free(owner->frames);
+			owner->frames = (char *)malloc(n);
+			if (owner->frames == NULL)
+				fail("coroutine_resume: out of memory saving %zu bytes of wasm frames", n);
+		}
+		memcpy(owner->frames, S->frames, n);
+	}
+	if (C != NULL)
+		memcpy(S->frames, C->frames, unwound_bytes(S, C));
+#else
+	(void)S, (void)C;
+#endif
+}
+
+/* The bounds of the C stack main's fiber runs on, which each switch back
+ * to main restores (-sSTACK_OVERFLOW_CHECK=2 checks against them): the
+ * resumer's, a coroutine of another schedule when schedules nest. */
+static void note_main_stack(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	S->main.fiber.stack_base = (void *)emscripten_stack_get_base();
+	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
+#else
+	(void)S;
+#endif
+}
+
+/*
+ * The asyncify areas, the coroutines' then main's, and main's fiber, in
+ * the lowest bytes of the guard: Asyncify writes a switch's frames first
+ * and checks the area's end after, so an area that overflows must
+ * overwrite nothing that the report of the overflow reads.
+ */
+static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
+	      "the asyncify areas must leave most of the guard free");
+
+static void make_frames(struct schedule *S)
+{
+#if COROUTINE_FIBER
+	S->frames = S->stack - GUARD_SIZE;
+	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
+	emscripten_fiber_init_from_current_context(&S->finished_context.fiber, S->frames, ASYNCIFY_SIZE);
+	fiber_hooks(ASYNCIFY_SIZE);
+#else
+	(void)S;
+#endif
+}
+
+/* ---- The context switch: starting a coroutine, per backend ------------------- */
 
 #if COROUTINE_ASM
-/*
- * asm_switch.S saves the callee-saved registers, the stack pointer and the
- * resume address in a context of a few words (its layout is documented
- * there), and never touches the signal mask.
- */
-#if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
-#define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
-#elif defined(__x86_64__) && defined(_WIN32)
-#define CONTEXT_WORDS 35 /* rbx rbp rdi rsi r12-r15 rsp rip, 4 TIB fields, MXCSR + x87 cw, xmm6-15 */
-#elif defined(__i386__) && defined(__ELF__)
-#define CONTEXT_WORDS 8  /* ebx esi edi ebp esp eip, MXCSR, x87 control word */
-#elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
-#define CONTEXT_WORDS 22 /* x19-x30, d8-d15, sp, FPCR */
-#elif defined(__arm__) && defined(__ELF__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7 && (__ARM_FP & 8)
-#define CONTEXT_WORDS 27 /* r4-r11 lr sp, FPSCR, d8-d15 (two words each) */
-#elif defined(__riscv) && defined(__ELF__) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
-#define CONTEXT_WORDS 27 /* ra sp s0-s11, fs0-fs11, frm */
-#else
-#error "COROUTINE_ASM=1 supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build without it to use ucontext"
-#endif
-struct coroutine_context {
-	void *word[CONTEXT_WORDS];
-};
-extern "C" {
-/* Saves the caller in *from, then continues wherever *to was saved. */
-void coroutine_switch_context(context *from, const context *to);
-/* Saves the caller in *from, then calls entry(S) on a fresh stack below top.
- * bottom and reservation (the lowest addresses of the run stack and of its
- * mapping) are for Windows, whose thread block records a stack's bounds;
- * the other targets ignore them. */
-void coroutine_start_context(context *from, char *top, void (*entry)(struct schedule *), struct schedule *S,
-			     char *bottom, char *reservation);
-}
-#define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
-/* For a switch never to come back: what it saves goes where nobody looks. */
-#define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->gone, to)
-#elif defined(__EMSCRIPTEN__)
-/*
- * WebAssembly: Emscripten's fibers.  Wasm code cannot reach its own call
- * stack, so the switch rests on Asyncify (the link flag -sASYNCIFY), which
- * rewrites every function that may reach a switch so that it can save its
- * locals and where it stands ("unwind") and later pick up from there
- * ("rewind").  A fiber is then two stacks: its C stack in linear memory
- * (the run stack, for a coroutine), where the locals whose address is taken
- * live, and its wasm frames, unwound into an asyncify buffer.  The first is
- * the run stack's live slice, copied at a yield as on every backend; the
- * second is the schedule's asyncify area, which a coroutine uses while it
- * owns the run stack (see hand_over_frames).
- */
-#define COROUTINE_FIBER 1
-#include <emscripten.h>
-#include <emscripten/fiber.h>
-#include <emscripten/stack.h>
-struct coroutine_context {
-	emscripten_fiber_t fiber;
-};
-#define SWITCH_CONTEXT(from, to) emscripten_fiber_swap(&(from)->fiber, &(to)->fiber)
-/* A finished coroutine unwinds its last frames into the area from its
- * start: nobody rewinds them, and the area has its full size for the next. */
-#define LEAVE_CONTEXT(S, to) ((S)->gone.fiber.asyncify_data.stack_ptr = (S)->frames, SWITCH_CONTEXT(&(S)->gone, to))
-#else
-#if defined(__linux__) && !defined(__GLIBC__)
-/* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
-#error "this C library has no swapcontext for the ucontext backend: build coroutine.cpp with -DCOROUTINE_ASM=1 and link asm_switch.S"
-#endif
-#include <ucontext.h>
-/*
- * Derived from ucontext_t rather than the same type: on riscv64, glibc's
- * ucontext_t holds a zero-size array (room kept for sigset_t to grow to 128
- * bytes, which glibc's already is), and g++ -Wpedantic rejects a struct
- * that holds such a struct as a member, though the array takes no room.
- * As a base class it is accepted, and a context * still converts to the
- * ucontext_t * that the ucontext calls take.
- */
-struct coroutine_context : ucontext_t {
-#if defined(__i386__) && defined(__SSE__)
-	unsigned int mxcsr; /* see save_mxcsr */
-#endif
-};
-
-#if defined(__i386__) && defined(__SSE__)
-/*
- * glibc's i386 swapcontext switches the x87 environment but not MXCSR,
- * where SSE arithmetic keeps its rounding mode and flags: the context
- * carries it.  The switch itself never touches MXCSR, so loading the one
- * saved with the context switched to, just before the switch, is the same
- * as the switch loading it.  A new coroutine starts with main's (see
- * start_coroutine), as on x86_64, where getcontext saves MXCSR.
- */
-static ALWAYS_INLINE void save_mxcsr(context *ctx)
+static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
-	__asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr));
+	(void)C;
+	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S, S->stack, S->stack - GUARD_SIZE);
+}
+#elif COROUTINE_FIBER
+static void enter_fiber(void *S)
+{
+	run_coroutine((struct schedule *)S);
 }
 
-static ALWAYS_INLINE void load_mxcsr(const context *ctx)
+/* Its C stack is the run stack; its wasm frames go to the schedule's area. */
+static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
-	__asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr));
+	emscripten_fiber_init(&C->ctx.fiber, enter_fiber, S, S->stack, STACK_SIZE, S->frames, ASYNCIFY_SIZE);
+	SWITCH_CONTEXT(&S->main, &C->ctx);
 }
 #else
-/* Elsewhere swapcontext switches all of the floating-point environment. */
-static ALWAYS_INLINE void save_mxcsr(context *)
+/* makecontext passes int arguments only, so the pointer travels in halves. */
+static void run_coroutine_ucontext(uint32_t low, uint32_t high)
 {
+	run_coroutine((struct schedule *)(((uintptr_t)high << 16 << 16) | low));
 }
 
-static ALWAYS_INLINE void load_mxcsr(const context *)
+/* A new coroutine starts with main's MXCSR (saved here), as with asm. */
+static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
+	uintptr_t ptr = (uintptr_t)S;
+	getcontext(&C->ctx);
+	save_mxcsr(&C->ctx);
+	C->ctx.uc_stack.ss_sp = S->stack;
+	C->ctx.uc_stack.ss_size = STACK_SIZE;
+	C->ctx.uc_link = NULL;
+	makecontext(&C->ctx, (void (*)(void))run_coroutine_ucontext, 2,
+		    (uint32_t)ptr, (uint32_t)(ptr >> 16 >> 16));
+	SWITCH_CONTEXT(&S->main, &C->ctx);
 }
 #endif
-#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
-/* For a switch never to come back: setcontext only restores, where
- * swapcontext would first save the whole FP environment (a tenth of the
- * cost of creating, running and freeing a coroutine). */
-#define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
+
+/* ---- Slices in their blocks, and the quick paths of a shallow one ----------------- */
+
+/* The saved shallow slice: right after the struct, in the coroutine's own block. */
+static char *saved_slice(struct coroutine *C)
+{
+	return (char *)(C + 1);
+}
+
+/*
+ * A deep slice lies a little further in, as far into a 64-byte line as its
+ * bottom on the run stack (less than SLICE_ALIGN bytes further): memcpy
+ * then finds both ends of each copy aligned alike (see README's
+ * Performance for what that is worth).
+ */
+static char *saved_deep_slice(struct coroutine *C, const char *bottom)
+{
+	char *start = saved_slice(C);
+	return start + (((uintptr_t)bottom - (uintptr_t)start) & (SLICE_ALIGN - 1));
+}
+
+/* Whether a slice of size bytes is shallow: at least a block, at most
+ * SHALLOW_SLICE.  Never under ASan, whose shadow only save_stack saves. */
+static int is_shallow(size_t size)
+{
+#if SHALLOW_SLICE > 0
+	return !COROUTINE_ASAN && size - 1 < SHALLOW_SLICE;
+#else
+	return (void)size, 0;
 #endif
-#ifndef COROUTINE_FIBER
-#define COROUTINE_FIBER 0
+}
+
+/* Where C's block holds a slice of size bytes whose bottom on the run stack
+ * is bottom: the same place at the save and at the restore. */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
+{
+	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
+}
+
+#if SHALLOW_SLICE > 0
+/*
+ * save_stack's common case: a shallow slice, which every block holds.  It
+ * calls nothing, so it needs no stack frame (on x86_64 dummy sits in the
+ * red zone below the stack pointer): the slice is smaller by a frame.
+ * Anything else it leaves to save_stack, returning NULL.  Which save a
+ * yield takes depends only on its depth.  Measured as unsigned, a bottom
+ * off the run stack makes a size that is never shallow.
+ */
+NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct coroutine *C)
+{
+	char dummy; /* only its address counts */
+	char *bottom = slice_bottom(&dummy);
+	char *top = S->stack + STACK_SIZE;
+	size_t size = (uintptr_t)top - (uintptr_t)bottom;
+	if (!is_shallow(size))
+		return NULL;
+	C->size = (int)size;
+	copy_shallow(saved_slice(C), bottom, size);
+	return &C->ctx;
+}
+#else
+static context *save_shallow_stack(struct schedule *, struct coroutine *)
+{
+	return NULL;
+}
 #endif
 
-/* ---- Sanitizer and valgrind support, compiled in only when in use ------ */
+/*
+ * take_run_stack's common case: a shallow slice, and no tool watching the
+ * run stack.  It calls nothing, so it needs no stack frame, and like
+ * take_run_stack ends with the switch.
+ */
+NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
+{
+	if (tools_watch_run_stack(S) || !is_shallow((size_t)C->size)) {
+		take_run_stack(S, C);
+		return;
+	}
+	copy_shallow(S->stack + STACK_SIZE - C->size, saved_slice(C), (size_t)C->size);
+	S->owner = C;
+	continue_owner(S);
+}
 
-#if defined(__SANITIZE_ADDRESS__)
-#define COROUTINE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COROUTINE_ASAN 1
+/*
+ * Copies a block as two 64-bit words, each through an integer register.
+ * The stack was written a word or a pair of words at a time a moment ago:
+ * a wider load across two such stores must wait for both to reach the
+ * cache, where a narrower one gets its bytes straight from the store.  The
+ * empty asm keeps the compiler from merging the words into a vector move.
+ */
+static ALWAYS_INLINE void copy_block(char *to, const char *from)
+{
+	uint64_t low, high;
+	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
+	memcpy(&low, from, sizeof low);
+	memcpy(&high, from + sizeof low, sizeof high);
+	KEEP_IN_REGISTERS(low, high);
+	memcpy(to, &low, sizeof low);
+	memcpy(to + sizeof low, &high, sizeof high);
+}
+
+/*
+ * A shallow slice, 1 to 6 whole blocks, with no loop and no call, so that
+ * the functions that call it need no stack frame: a jump into a run of
+ * block copies, the last ones first (Duff's device, without the loop).
+ */
+static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
+{
+	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
+	switch (n / BLOCK) {
+	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
+	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
+	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
+	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
+	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
+	case 1: copy_block(to, from);
+	}
+}
+
+/*
+ * Any slice.  Under ASan it holds the redzones ASan puts between locals,
+ * so it is copied by code ASan does not check; the volatile keeps the
+ * compiler from turning the loop back into a (checked) call to memcpy.
+ */
+NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
+{
+#if COROUTINE_ASAN
+	const volatile char *src = from;
+	for (size_t i = 0; i < n; i++)
+		to[i] = src[i];
+#else
+	memcpy(to, from, n);
 #endif
-#endif
-#ifndef COROUTINE_ASAN
-#define COROUTINE_ASAN 0
-#endif
+}
+
+/* ---- AddressSanitizer and valgrind ------------------------------------------------- */
 
 #if COROUTINE_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define NO_ASAN NO_SANITIZE_ADDRESS
-#else
-#define NO_ASAN
 #endif
-
-#if COROUTINE_ASAN && !COROUTINE_ASM
-/*
- * ASan wraps swapcontext in an interceptor of its own.  When a coroutine
- * yields, the interceptor's frame (its return address into suspend, the
- * registers it pushed) lies below the slice saved a moment before, so it is
- * lost when the next coroutine runs, and on resume the interceptor returns
- * through garbage.  getcontext and setcontext are not intercepted: their
- * pair does the same switch with no frame of their own, and the flag (which
- * must not live on the run stack either) tells the first return of
- * getcontext, which goes on to switch, from the second, which is the resume.
- */
-static thread_local volatile int asan_switching;
-#undef SWITCH_CONTEXT
-#define SWITCH_CONTEXT(from, to) do {           \
-		asan_switching = 1;             \
-		save_mxcsr(from);               \
-		load_mxcsr(to);                 \
-		getcontext(from);               \
-		if (asan_switching) {           \
-			asan_switching = 0;     \
-			setcontext(to);         \
-		}                               \
-	} while (0)
-#endif
-
-/* valgrind runs no Windows programs (and its header assumes LP64 there). */
-#if !defined(NVALGRIND) && !defined(_WIN32) && defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-/* The header defines NVALGRIND itself on targets valgrind does not run on. */
-#ifndef NVALGRIND
-#define COROUTINE_VALGRIND 1
-#endif
-#endif
-#endif
-#ifndef COROUTINE_VALGRIND
-#define COROUTINE_VALGRIND 0
-#endif
-
-/* ---- What a thread keeps that a coroutine must not share ---------------- */
-
-/*
- * The C++ runtime keeps the exceptions being handled per thread: the
- * Itanium C++ ABI's __cxa_get_globals() returns the thread's stack of caught
- * exceptions (what `throw;` rethrows) and its count of uncaught ones (what
- * std::uncaught_exceptions() says), laid out alike by libstdc++ and
- * libc++abi.  Main and each coroutine need their own, or a coroutine that
- * yields inside a catch handler rethrows whatever the next one caught.  So
- * it changes hands at every switch (see take_eh_state): main's waits in
- * the schedule while a coroutine runs, a suspended coroutine's in struct
- * coroutine.  (Kept in the coroutine's own frame instead, it would give
- * coroutine_yield a frame: more instructions per switch, and more bytes in
- * every slice than the field costs.)
- *
- * The library must link into a C program with no C++ runtime, which may
- * get one later, with a library it loads: runtime_eh_state (see "The
- * platform") finds the runtime's state, or NULL while there is none, and
- * then there is nothing to swap.
- */
-#if !EH_MSVC_ABI
-struct eh_state {
-	void *caught;
-	unsigned int uncaught;
-#if defined(__arm__) && !defined(__APPLE__)
-	void *propagating; /* ARM EHABI's runtimes keep a third field */
-#endif
-};
-#else
-/*
- * Microsoft's C++ runtime (vcruntime, which every program built with its
- * compiler links, C programs too) keeps the same per thread in three
- * places, and exports a function that finds each: the exception being
- * handled and its CPU context (what `throw;` rethrows), and the count of
- * exceptions thrown and not yet caught (what std::uncaught_exceptions()
- * says).  A fourth piece has no such function: each running catch handler
- * links a record (a frame_info, in its frame) into a per-thread chain,
- * and unlinks it when it ends, searching the chain from its head.  A
- * handler that yields leaves its record in the chain while another
- * coroutine's bytes lie where the record was; the next search would
- * follow them.  So the chain is swapped too, through the two functions
- * that link and unlink a record (see chain_head).  On that ABI the state
- * copied at a switch is these four values (see save_thread_eh), and
- * struct eh_state holds them.
- */
-struct frame_info {
-	void *exception_object;
-	struct frame_info *next;
-};
-struct eh_state {
-	void *exception;
-	void *context;
-	int processing_throw;
-	struct frame_info *handlers; /* the head of the chain */
-};
-extern "C" void **__cdecl __current_exception(void);
-extern "C" void **__cdecl __current_exception_context(void);
-extern "C" int *__cdecl __processing_throw(void);
-extern "C" struct frame_info *__cdecl _CreateFrameInfo(struct frame_info *record, void *exception_object);
-extern "C" void __cdecl _FindAndUnlinkFrame(struct frame_info *record);
-#endif
-
-/*
- * A thread is named by a number that no other thread of the process ever
- * gets, given at its first use (0 until then), not by an address: a thread
- * created after another has ended may get the same addresses for its
- * thread-locals.  A 64-bit count never runs out.  It is the one variable
- * the threads share, and an atomic add gives each its own number: the
- * compiler's builtin, inline on every target for a variable aligned to its
- * size (which i386's ABI does not promise a uint64_t): see
- * atomic_increment.  No C++ header (<atomic>): musl-gcc has none.
- */
-alignas(8) static uint64_t threads_numbered;
-static thread_local uint64_t thread_number INITIAL_EXEC;
-
-static uint64_t this_thread(void)
-{
-	if (thread_number == 0)
-		thread_number = atomic_increment(&threads_numbered);
-	return thread_number;
-}
-
-/*
- * The running thread's exception state: the runtime's, or, while the
- * process has no C++ runtime, a spare of the thread's own that nothing else
- * reads.  Never NULL once asked, so that the swaps need no test.  The
- * runtime's answer is the same for the whole life of a thread and costs a
- * call into it (and there, in a shared libstdc++, one to __tls_get_addr):
- * it is asked once per thread and kept.  A thread on its spare asks for a
- * runtime again each time (on slow paths only: coroutine_open, a thread's
- * first resume, a coroutine's start): one may have been loaded since.  For
- * when a schedule takes it up, see take_up_late_runtime.
- */
-static thread_local struct eh_state *thread_eh INITIAL_EXEC;
-static thread_local struct eh_state spare_eh INITIAL_EXEC;
-
-#if !EH_MSVC_ABI
-static struct eh_state *runtime_eh(void)
-{
-	struct eh_state *runtime = runtime_eh_state();
-	return runtime ? runtime : &spare_eh;
-}
-
-/* *to = the state of the thread whose runtime_eh is thread. */
-static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
-{
-	*to = *thread;
-}
-
-static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
-{
-	*thread = *from;
-}
-#else
-/* Where the runtime keeps the running thread's state, asked once per thread. */
-struct eh_places {
-	void **exception;
-	void **context;
-	int *processing_throw;
-};
-static thread_local struct eh_places eh_places;
-
-/*
- * The places are the runtime's, which is always there: what runtime_eh
- * returns only names the thread's state (save_thread_eh and load_thread_eh
- * go to the places), and is never the spare, which would have the thread
- * ask again at every slow path (see this_thread_eh).
- */
-static thread_local struct eh_state runtime_named;
-
-static struct eh_state *runtime_eh(void)
-{
-	eh_places.exception = __current_exception();
-	eh_places.context = __current_exception_context();
-	eh_places.processing_throw = __processing_throw();
-	return &runtime_named;
-}
-
-/*
- * Makes head the head of the thread's chain of handler records, and
- * returns the one it replaces: a record linked in reads the head (into
- * its next), and unlinked, being the head, leaves its next as the head.
- */
-static struct frame_info *chain_head(struct frame_info *head)
-{
-	struct frame_info record;
-	struct frame_info *old = _CreateFrameInfo(&record, NULL)->next;
-	record.next = head;
-	_FindAndUnlinkFrame(&record);
-	return old;
-}
-
-static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
-{
-	(void)thread;
-	to->exception = *eh_places.exception;
-	to->context = *eh_places.context;
-	to->processing_throw = *eh_places.processing_throw;
-	to->handlers = chain_head(NULL); /* read, by emptying it for a moment */
-	chain_head(to->handlers);
-}
-
-static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
-{
-	(void)thread;
-	*eh_places.exception = from->exception;
-	*eh_places.context = from->context;
-	*eh_places.processing_throw = from->processing_throw;
-	chain_head(from->handlers);
-}
-#endif
-
-static struct eh_state *this_thread_eh(void)
-{
-	if (thread_eh == NULL || thread_eh == &spare_eh)
-		thread_eh = runtime_eh();
-	return thread_eh;
-}
-
-/* ---- The two structures ------------------------------------------------ */
-
-/*
- * Its size matters: 100,000 suspended coroutines cost 100,000 of these
- * plus their saved slices.  So the saved slice follows the struct in the
- * same malloc block (see saved_slice), which needs no pointer to it and no
- * malloc header of its own; no field for the block's capacity (malloc knows
- * it: buffer_capacity); an int for the size (the run stack fits in an
- * int); and what a coroutine needs only until it starts (func, ud) shares
- * its room with what it needs only once it has run (its C++ exception
- * state): 104 bytes with the asm backend on x86_64, plus the slice.
- */
-/* What a coroutine runs, needed until it starts. */
-struct entry {
-	coroutine_func func;
-	void *ud;
-};
-
-struct coroutine {
-	union {
-		struct entry start;     /* until it starts */
-		struct eh_state eh;     /* once it has run, while it is suspended */
-	};
-	uint64_t thread;     /* SUSPENDED_ELSEWHERE: where; see move_to_this_thread */
-	int size;        /* bytes of the saved slice */
-	int status;
-#if COROUTINE_FIBER
-	char *frames;     /* its wasm frames, while another owns the run stack */
-#endif
-#if COROUTINE_ASAN
-	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
-	char *shadow;     /* ASan's shadow of the saved slice; grows too */
-#endif
-	context ctx;
-};
-
-/*
- * A suspended coroutine whose thread is not the schedule's (see
- * move_to_this_thread): only its own thread may resume it.  Internal;
- * coroutine_status reports it as COROUTINE_SUSPEND.
- */
-#define SUSPENDED_ELSEWHERE 4
-
-/* Levels of the tree of bitmaps of the slots in use: 64^6 is more slots
- * than an int id can name. */
-#define SLOT_LEVELS 6
-
-struct schedule {
-	char *stack;                 /* lowest address of the run stack */
-	struct coroutine **co;       /* cap slots, nco of them in use */
-	uint64_t *used[SLOT_LEVELS]; /* which slots are in use: see take_slot */
-	uint64_t *any;               /* which words of used[0] are not 0: see take_slot */
-	int nco;
-	int cap;
-	int running;                 /* id of the running coroutine, or -1 */
-	struct coroutine *owner;     /* whose bytes are on the run stack now */
-	context main;                /* where coroutine_yield returns to */
-	uint64_t thread;             /* its thread's number: see move_to_this_thread */
-	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
-	struct eh_state main_eh;     /* main's, while a coroutine runs */
-#if COROUTINE_ASM || COROUTINE_FIBER
-	context gone;                /* where a finished coroutine's last switch saves */
-#endif
-#if COROUTINE_FIBER
-	char *frames;                /* the asyncify areas: the owner's, then main's */
-#endif
-#if COROUTINE_ASAN
-	void *main_fake_stack;
-	const void *main_bottom;
-	size_t main_size;
-#endif
-#if COROUTINE_VALGRIND
-	unsigned valgrind_stack_id;
-	int memcheck;                /* whether memcheck watches: see memcheck_watches */
-#endif
-};
-
-/* ---- Misuse ------------------------------------------------------------ */
-
-[[noreturn]] PRINTF_CHECK(1, 2)
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
-
-static void check_schedule(const struct schedule *S, const char *func)
-{
-	if (S == NULL)
-		fail("%s: the schedule is NULL", func);
-}
-
-static void check_id(const struct schedule *S, int id, const char *func)
-{
-	/* As unsigned, a negative id is beyond any cap: one compare for both. */
-	if ((unsigned)id >= (unsigned)S->cap)
-		fail("%s: id %d is out of range [0, %d)", func, id, S->cap);
-}
-
-static void check_in_main(const struct schedule *S, const char *func, const char *what)
-{
-	if (S->running != -1)
-		fail("%s: called from inside coroutine %d; %s", func, S->running, what);
-}
-
-/* ---- Telling AddressSanitizer and valgrind what we do to stacks -------- */
 
 /*
  * ASan keeps a shadow of every stack and must be told when the stack
@@ -992,27 +1759,11 @@ static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
 #endif
 }
 
-#if COROUTINE_VALGRIND
 /*
- * Whether the program runs under memcheck, asked once per schedule: the
- * request below costs a dozen instructions even when nothing answers it.
- * Of memcheck's requests, GET_VBITS is documented to return 1 for success
- * and 0 when nothing answers (no valgrind, or another tool such as
- * callgrind, whose counts the requests would only inflate).
- */
-static int memcheck_watches(void)
-{
-	char probe = 0, vbits;
-	return VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
-}
-#endif
-
-/*
- * ASan's detect_stack_use_after_return keeps locals in a "fake stack" per
- * fiber, freed when the fiber leaves its stack for good.  A coroutine closed
- * while suspended never does, so its fake stack is freed as if it did: an
- * announced switch to its fiber and away for good, with no real switch (the
- * stack pointer stays in main, and nothing checked runs in between).
+ * detect_stack_use_after_return keeps locals in a "fake stack" per fiber,
+ * freed when the fiber leaves its stack for good.  A coroutine closed while
+ * suspended never does, so its fake stack is freed as if it did: an
+ * announced switch to its fiber and away for good, with no real switch.
  */
 NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C)
 {
@@ -1027,191 +1778,6 @@ NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C
 #else
 	(void)S, (void)C;
 #endif
-}
-
-#if COROUTINE_VALGRIND
-/* Out of line: the request builds its arguments in a frame of its own. */
-NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
-{
-	VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
-}
-#endif
-
-/* Whether forget_run_stack has nobody to tell. */
-static int forgets_silently(const struct schedule *S)
-{
-#if COROUTINE_VALGRIND
-	if (S->memcheck)
-		return 0;
-#endif
-	return (void)S, !COROUTINE_ASAN;
-}
-
-/*
- * The bytes on the run stack belong to a coroutine that is not coming back
- * to them.  ASan may still hold the poison of that coroutine's frames (its
- * functions never returned), and memcheck may hold them as inaccessible
- * (popped frames): both would report the next occupant's correct accesses.
- */
-static void forget_run_stack(struct schedule *S)
-{
-#if COROUTINE_ASAN
-	ASAN_UNPOISON_MEMORY_REGION(S->stack, STACK_SIZE);
-#endif
-#if COROUTINE_VALGRIND
-	if (S->memcheck)
-		memcheck_forget_run_stack(S);
-#endif
-	(void)S;
-}
-
-/*
- * The live slice holds the redzones ASan puts between locals, so under ASan
- * it must be copied by code that ASan does not check.  The volatile keeps
- * the compiler from turning the loop back into a (checked) call to memcpy.
- */
-NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
-{
-#if COROUTINE_ASAN
-	const volatile char *src = from;
-	for (size_t i = 0; i < n; i++)
-		to[i] = src[i];
-#else
-	memcpy(to, from, n);
-#endif
-}
-
-/* Slices are whole blocks of this many bytes: see slice_bottom. */
-#define BLOCK 16
-/* The fewest bytes a live slice has: a return address at least, but on
- * wasm none, when the coroutine keeps all its frames in wasm locals. */
-#define MIN_SLICE (COROUTINE_FIBER ? 0 : 1)
-
-/* ---- Where a yield saves: it grows, never shrinks ------------------------ */
-
-/*
- * A new coroutine's block has room for a slice this large, as much as a
- * yield a few calls deep saves (aarch64's frames, which keep the frame
- * pointer and the return address, are larger than x86_64's): such a
- * coroutine's yields need no realloc, and every block holds such a slice,
- * which is what lets save_shallow_stack copy it without asking how large
- * the block is.
- */
-#if !COROUTINE_ASM
-/* None with ucontext: its slices are larger, its switches too slow for the
- * quick save to tell, and room would take the 1 KiB block past glibc's
- * per-thread cache of small blocks (1032 bytes), which makes creating a
- * coroutine a fifth slower. */
-#define SHALLOW_SLICE 0
-#elif defined(__aarch64__)
-#define SHALLOW_SLICE 96
-#else
-#define SHALLOW_SLICE 64
-#endif
-
-/* The saved shallow slice: right after the struct, in the coroutine's own block. */
-static char *saved_slice(struct coroutine *C)
-{
-	return (char *)(C + 1);
-}
-
-/*
- * A deep slice lies a little further in, as far into a 64-byte line as its
- * bottom on the run stack (at most 63 bytes further): memcpy then finds
- * both ends of each copy aligned alike.  Right after the struct, the two
- * ends were 8 bytes apart in their lines, and glibc's rep movsb, which it
- * uses from about 2 KiB, took twice as long for slices of 2 and 4 KiB on
- * x86_64 (3% longer at 64 KiB).
- */
-#define SLICE_ALIGN 64
-
-static char *saved_deep_slice(struct coroutine *C, const char *bottom)
-{
-	char *start = saved_slice(C);
-	return start + (((uintptr_t)bottom - (uintptr_t)start) & (SLICE_ALIGN - 1));
-}
-
-/*
- * Whether a slice of size bytes is shallow: at least a block, at most
- * SHALLOW_SLICE.  Never under ASan, whose shadow only save_stack saves.
- */
-static int is_shallow(size_t size)
-{
-#if SHALLOW_SLICE > 0
-	return !COROUTINE_ASAN && size - 1 < SHALLOW_SLICE;
-#else
-	return (void)size, 0;
-#endif
-}
-
-/* Where C's block holds a slice of size bytes whose bottom on the run stack
- * is bottom: the same place at the save and at the restore. */
-static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
-{
-	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
-}
-
-/*
- * Copies a block as two 64-bit words, each through an integer register (on
- * 32-bit targets, two).  The stack was written a word or a pair of words at
- * a time a moment ago (return addresses, pushed registers): a wider load
- * across two such stores must wait for both to reach the cache, where a
- * narrower one gets its bytes straight from the store.  The empty asm keeps
- * the compiler from merging the words into a vector move (aarch64 still
- * moves the pair with one ldp and one stp).
- */
-static ALWAYS_INLINE void copy_block(char *to, const char *from)
-{
-	uint64_t low, high;
-	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
-	memcpy(&low, from, sizeof low);
-	memcpy(&high, from + sizeof low, sizeof high);
-	KEEP_IN_REGISTERS(low, high);
-	memcpy(to, &low, sizeof low);
-	memcpy(to + sizeof low, &high, sizeof high);
-}
-
-/*
- * Copies a shallow slice, 1 to 6 whole blocks, with no loop and no call:
- * less than the call to memcpy through the PLT costs, and the function that
- * calls it needs no stack frame (see save_shallow_stack).  A jump into a
- * run of block copies, the last ones first (Duff's device, without the
- * loop).
- */
-static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
-{
-	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
-	switch (n / BLOCK) {
-	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
-	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
-	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
-	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
-	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
-	case 1: copy_block(to, from);
-	}
-}
-
-/*
- * The yielding coroutine (the owner of the run stack), its block made to
- * hold a slice of size bytes.  realloc may move it: its slot and S->owner
- * follow, and nothing else holds its address across a yield (the resume
- * and run_coroutine look it up again after their switches).  The old slice
- * comes along for nothing: the caller overwrites it.  Out of the way of the
- * common case, where the slice fits where it was, and with all it needs
- * inside, so that save_stack keeps no more registers for it.
- */
-NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
-{
-	struct coroutine *C = S->owner;
-	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
-	if (buffer_capacity(C) - sizeof *C >= room)
-		return C;
-	C = (struct coroutine *)realloc(C, sizeof *C + room);
-	if (C == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
-	S->co[S->running] = C;
-	S->owner = C;
-	return C;
 }
 
 #if COROUTINE_ASAN
@@ -1282,406 +1848,205 @@ static void asan_free_shadow(struct coroutine *C)
 #endif
 }
 
-/* ---- The wasm frames (Emscripten's fibers) ----------------------------------- */
-
+#if COROUTINE_VALGRIND
 /*
- * The asyncify area: where a coroutine's wasm frames are unwound at a
- * yield.  What it must hold is the locals of every function between the
- * coroutine's entry and its yield (spills, and the values the compiler kept
- * in wasm locals rather than on the C stack), a few dozen bytes per call at
- * -O2, more at -O0: deep recursion across a yield needs more.  main's wasm
- * frames, unwound at each resume, have an area of the same size.
+ * Whether the program runs under memcheck, asked once per schedule: a
+ * request costs a dozen instructions even when nothing answers it.
+ * GET_VBITS returns 1 for success and 0 when nothing answers (no valgrind,
+ * or another tool such as callgrind, whose counts they would inflate).
  */
-#ifndef COROUTINE_ASYNCIFY_SIZE
-#define COROUTINE_ASYNCIFY_SIZE (64 * 1024)
-#endif
-#define ASYNCIFY_SIZE ((size_t)(COROUTINE_ASYNCIFY_SIZE))
-
-#if COROUTINE_FIBER
-/*
- * Two things Emscripten's fibers (3.1.6) leave undone, done once per
- * program in the JavaScript that runs the module (the names are those of
- * Emscripten's runtime there).  When main returns after a switch, it
- * returns into the fiber trampoline that rewound it, which drops the value
- * (the program would exit with 0): here it goes to exit(), as a return
- * from main would.
- * And when a switch unwinds more wasm frames than an area holds, Asyncify
- * has written past its end and stops the program with "unreachable": the
- * line printed first says what happened and what to do.
- */
-EM_JS(void, fiber_hooks, (size_t area_size), {
-	if (Fibers.coroutineHooks)
-		return;
-	Fibers.coroutineHooks = true;
-	var rewind = Asyncify.doRewind;
-	Asyncify.doRewind = function(data) {
-		var status = rewind(data);
-		/* Until main has returned for good, everything runs inside the
-		 * first call of main, and a rewound call that returns with no
-		 * switch to follow is main's: a coroutine never returns. */
-		if (typeof calledMain != 'undefined' && !calledMain && !Fibers.nextFiber)
-			exit(status, true);
-		return status;
-	};
-	var onAbort = Module['onAbort'];
-	Module['onAbort'] = function(what) {
-		var data = Asyncify.currData;
-		if (data && HEAPU32[data >> 2] > HEAPU32[(data + 4) >> 2])
-			err('coroutine: a switch unwound ' + (HEAPU32[data >> 2] - HEAPU32[(data + 4) >> 2] + area_size) +
-			    ' bytes of wasm frames into an asyncify area of ' + area_size +
-			    ': build coroutine.cpp with a larger -DCOROUTINE_ASYNCIFY_SIZE');
-		if (onAbort)
-			onAbort(what);
-	};
-});
-
-/* Bytes of wasm frames that C's last unwind left in the area. */
-static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
+static int memcheck_watches(void)
 {
-	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
+	char probe = 0, vbits;
+	return VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
+}
+
+/* Out of line: the request builds its arguments in a frame of its own. */
+NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
+{
+	VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
 }
 #endif
 
-/*
- * Hands the asyncify area over to C, or to a coroutine that starts (C
- * NULL), with the run stack.  Every coroutine's fiber unwinds into the
- * schedule's area, and its frames stay there while it owns the run stack:
- * resuming the owner copies nothing.  When the run stack changes hands, the
- * owner's frames go to a buffer of its own, grown like its block, and C's
- * come back.
- */
-static void hand_over_frames(struct schedule *S, struct coroutine *C)
+/* valgrind is told where the run stack is, so that it tells a switch from
+ * a huge frame. */
+static void tools_register_run_stack(struct schedule *S)
 {
-#if COROUTINE_FIBER
-	struct coroutine *owner = S->owner;
-	if (owner != NULL) {
-		size_t n = unwound_bytes(S, owner);
-		if (owner->frames == NULL || buffer_capacity(owner->frames) < n) {
-			free(owner->frames);
-			owner->frames = (char *)malloc(n);
-			if (owner->frames == NULL)
-				fail("coroutine_resume: out of memory saving %zu bytes of wasm frames", n);
-		}
-		memcpy(owner->frames, S->frames, n);
-	}
-	if (C != NULL)
-		memcpy(S->frames, C->frames, unwound_bytes(S, C));
-#else
-	(void)S, (void)C;
-#endif
-}
-
-/*
- * The bounds of the C stack that main's fiber runs on, which each switch
- * back to main makes the stack's limits again (they are what
- * -sSTACK_OVERFLOW_CHECK=2 checks against): the resumer's, which is a
- * coroutine of another schedule when schedules nest.
- */
-static void note_main_stack(struct schedule *S)
-{
-#if COROUTINE_FIBER
-	S->main.fiber.stack_base = (void *)emscripten_stack_get_base();
-	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
-#else
-	(void)S;
-#endif
-}
-
-/*
- * The asyncify areas, the coroutines' then main's, and main's fiber.  They
- * take the lowest bytes of the guard below the run stack (see map_guarded):
- * Asyncify writes a switch's frames first and checks the area's end after,
- * so an area that overflows overwrites what lies above it, which must then
- * be nothing that the report of the overflow reads (the fibers are in the
- * schedule and the coroutines) nor anything of anyone else's.
- */
-static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
-	      "the asyncify areas must leave most of the guard free");
-
-static void make_frames(struct schedule *S)
-{
-#if COROUTINE_FIBER
-	S->frames = S->stack - GUARD_SIZE;
-	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
-	emscripten_fiber_init_from_current_context(&S->gone.fiber, S->frames, ASYNCIFY_SIZE);
-	fiber_hooks(ASYNCIFY_SIZE);
-#else
-	(void)S;
-#endif
-}
-
-/* ---- Creating and deleting ---------------------------------------------- */
-
-static struct coroutine *new_coroutine(coroutine_func func, void *ud)
-{
-	/* malloc rather than calloc: glibc's calloc skips its per-thread cache,
-	 * and would clear the context that the first switch writes anyway
-	 * (almost 1 KiB of ucontext_t). */
-	struct coroutine *C = (struct coroutine *)malloc(sizeof *C + SHALLOW_SLICE);
-	if (C == NULL)
-		return NULL;
-	C->start.func = func;
-	C->start.ud = ud;
-	C->size = 0;
-	C->status = COROUTINE_READY;
-#if COROUTINE_FIBER
-	C->frames = NULL;
-#endif
-#if COROUTINE_ASAN
-	C->fake_stack = NULL;
-	C->shadow = NULL;
-#endif
-	return C;
-}
-
-static void delete_coroutine(struct coroutine *C)
-{
-	asan_free_shadow(C);
-#if COROUTINE_FIBER
-	free(C->frames);
-#endif
-	free(C);
-}
-
-static int map_run_stack(struct schedule *S)
-{
-	char *base = map_guarded(GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
-	if (base == NULL)
-		return 0;
-	S->stack = base + GUARD_SIZE;
-	make_frames(S);
 #if COROUTINE_VALGRIND
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
 	S->memcheck = memcheck_watches();
+#else
+	(void)S;
 #endif
-	return 1;
 }
 
-static void unmap_run_stack(struct schedule *S)
+/* Whether forget_run_stack has anyone to tell. */
+static int tools_watch_run_stack(const struct schedule *S)
 {
-	/* A later mapping at these addresses must not inherit stale poison. */
+#if COROUTINE_VALGRIND
+	if (S->memcheck)
+		return 1;
+#endif
+	return (void)S, COROUTINE_ASAN;
+}
+
+/*
+ * The bytes on the run stack belong to a coroutine that is not coming back
+ * to them.  ASan may still hold the poison of its frames (its functions
+ * never returned), and memcheck may hold them as inaccessible (popped
+ * frames): both would report the next occupant's correct accesses.
+ */
+static void forget_run_stack(struct schedule *S)
+{
+#if COROUTINE_ASAN
+	ASAN_UNPOISON_MEMORY_REGION(S->stack, STACK_SIZE);
+#endif
+#if COROUTINE_VALGRIND
+	if (S->memcheck)
+		memcheck_forget_run_stack(S);
+#endif
+	(void)S;
+}
+
+/* At close: a later mapping at these addresses must not inherit stale
+ * poison, nor valgrind's idea of a stack. */
+static void tools_forget_schedule(struct schedule *S)
+{
 	forget_run_stack(S);
 #if COROUTINE_VALGRIND
 	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
 #endif
-	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 }
 
-/* Words of a bitmap of n bits. */
-static size_t bitmap_words(size_t n)
-{
-	return (n + 63) / 64;
-}
-
-/* Bits at level k of the slot tree of cap slots: one per word of level k - 1. */
-static size_t level_bits(size_t cap, int k)
-{
-	size_t bits = cap;
-	while (k-- > 0)
-		bits = bitmap_words(bits);
-	return bits;
-}
-
-static void free_slot_levels(struct schedule *S)
-{
-	for (int k = 0; k < SLOT_LEVELS; k++)
-		free(S->used[k]);
-	free(S->any);
-}
-
-struct schedule *coroutine_open(void)
-{
-	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
-	if (S == NULL)
-		return NULL;
-	S->co = (struct coroutine **)calloc(DEFAULT_COROUTINE, sizeof *S->co);
-	int ok = S->co != NULL;
-	for (int k = 0; k < SLOT_LEVELS; k++) {
-		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
-		ok = ok && S->used[k] != NULL;
-	}
-	S->any = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, 1)), sizeof *S->any);
-	ok = ok && S->any != NULL;
-	if (!ok || !map_run_stack(S)) {
-		free_slot_levels(S);
-		free(S->co);
-		free(S);
-		return NULL;
-	}
-	S->cap = DEFAULT_COROUTINE;
-	S->running = -1;
-	S->thread = this_thread();
-	S->eh = this_thread_eh();
-	return S;
-}
-
-void coroutine_close(struct schedule *S)
-{
-	if (S == NULL)
-		return;
-	check_in_main(S, "coroutine_close", "close the schedule from the main program");
-	for (int i = 0; i < S->cap; i++) {
-		struct coroutine *C = S->co[i];
-		if (C == NULL)
-			continue;
-		if (C->status != COROUTINE_READY) /* suspended, here or elsewhere */
-			asan_free_fake_stack(S, C);
-		delete_coroutine(C);
-	}
-	free(S->co);
-	free_slot_levels(S);
-	unmap_run_stack(S);
-	free(S);
-}
-
-/* Makes *bits hold n bits, of which the new ones are clear; 0 when out of memory. */
-static int grow_bitmap(uint64_t **bits, size_t old_n, size_t n)
-{
-	uint64_t *grown = (uint64_t *)realloc(*bits, bitmap_words(n) * sizeof *grown);
-	if (grown == NULL)
-		return 0;
-	memset(grown + bitmap_words(old_n), 0, (bitmap_words(n) - bitmap_words(old_n)) * sizeof *grown);
-	*bits = grown;
-	return 1;
-}
-
-/* Doubles the slot array; the first new slot is the new id, or -1. */
-NOINLINE static int grow_slots(struct schedule *S)
-{
-	if (S->cap > INT_MAX / 2)
-		return -1;
-	size_t cap = (size_t)S->cap;
-	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
-	if (co == NULL)
-		return -1;
-	S->co = co;
-	for (int k = 0; k < SLOT_LEVELS; k++)
-		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
-			return -1;
-	if (!grow_bitmap(&S->any, level_bits(cap, 1), level_bits(2 * cap, 1)))
-		return -1;
-	memset(co + cap, 0, cap * sizeof *co);
-	S->cap *= 2;
-	return (int)cap;
-}
-
-/* The clear bits of word w of a bitmap of n bits. */
-static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
-{
-	uint64_t clear = ~bits[w];
-	if (n < 64) /* a single, partial word: the bits past n stand for nothing */
-		clear &= (UINT64_C(1) << n) - 1;
-	return clear;
-}
-
-/*
- * The first empty slot at or after slot i, or cap when there is none.  Up
- * the tree until a word has a clear bit at or after the bit we stand on
- * (each step up skips the rest of a full word), then down along the first
- * clear bits: a few steps, whatever the slots in use.
+/* ---- The C++ exception state --------------------------------------------------------
+ *
+ * The runtime keeps the exceptions being handled per thread, so main and
+ * each coroutine need their own, or a coroutine that yields inside a catch
+ * handler rethrows whatever the next one caught.  It changes hands at every
+ * switch: main's waits in the schedule while a coroutine runs, a suspended
+ * coroutine's in struct coroutine (in its frame it would cost every slice
+ * more bytes than the field).  The library links into a C program with no
+ * runtime, which may get one later with a library it loads: while there is
+ * none, a spare of the thread's own is swapped instead, and a runtime that
+ * arrives is taken up at a coroutine's start (take_up_late_runtime).
  */
-static size_t next_free_slot(const struct schedule *S, size_t i)
-{
-	size_t cap = (size_t)S->cap;
-	int k = 0;
-	for (;;) {
-		size_t bits = level_bits(cap, k);
-		if (i >= bits)
-			return cap;
-		uint64_t clear = clear_bits(S->used[k], bits, i / 64) & ~UINT64_C(0) << i % 64;
-		if (clear != 0) {
-			i = i / 64 * 64 + (size_t)trailing_zeros(clear);
-			break;
-		}
-		if (++k == SLOT_LEVELS)
-			return cap;
-		i = i / 64 + 1; /* the next word of the level below */
-	}
-	while (k-- > 0)
-		i = i * 64 + (size_t)trailing_zeros(clear_bits(S->used[k], level_bits(cap, k), i));
-	return i;
-}
 
 /*
- * The original's scan: the first empty slot at or after index nco, wrapping
- * around.  Callers make sure that nco < cap, so there is one.  The original
- * tests the slots one at a time, walking the whole array when the slots
- * after nco are in use; the tree of bitmaps skips such stretches whole.
+ * The running thread's exception state: the runtime's, or the thread's
+ * spare while the process has none.  Never NULL once asked, so that the
+ * swaps need no test.  Asked once per thread (it costs a call into the
+ * runtime); a thread on its spare asks again on the slow paths (open, a
+ * thread's first resume, a coroutine's start): one may have arrived.
  */
-static int first_free_slot(const struct schedule *S)
+static thread_local struct eh_state *thread_eh INITIAL_EXEC;
+static thread_local struct eh_state spare_eh INITIAL_EXEC;
+
+#if !EH_MSVC_ABI
+static struct eh_state *runtime_eh(void)
 {
-	size_t id = next_free_slot(S, (size_t)S->nco);
-	if (id == (size_t)S->cap)
-		id = next_free_slot(S, 0);
-	return (int)id;
+	struct eh_state *runtime = runtime_eh_state();
+	return runtime ? runtime : &spare_eh;
 }
 
+/* *to = the state of the thread whose runtime_eh is thread. */
+static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
+{
+	*to = *thread;
+}
+
+static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
+{
+	*thread = *from;
+}
+#else
 /*
- * Puts C in the empty slot id.  The slots in use are kept in a tree of
- * bitmaps: at level 0 a bit per slot, set while the slot is in use; at each
- * level above, a bit per word of the level below, set while all its 64 bits
- * are.  A bit that fills its word fills a bit of the level above.  Beside
- * the tree, for coroutine_next, S->any has a bit per word of level 0, set
- * while the word is not 0.
+ * Microsoft's runtime (vcruntime, which every program built with its
+ * compiler links) keeps three per-thread values, each found by a function:
+ * the exception being handled and its CPU context (what `throw;`
+ * rethrows), and the count of exceptions thrown and not yet caught.  And
+ * each running catch handler links a record (in its frame) into a
+ * per-thread chain, searched from its head when a handler ends: a handler
+ * that yields would leave a record where another coroutine's bytes will
+ * lie.  So the chain's head is swapped too, through the two functions that
+ * link and unlink a record (see chain_head).
  */
-static void take_slot(struct schedule *S, int id, struct coroutine *C)
-{
-	S->co[id] = C;
-	size_t i = (size_t)id;
-	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
-		uint64_t *word = &S->used[k][i / 64];
-		*word |= UINT64_C(1) << i % 64;
-		if (*word != ~UINT64_C(0))
-			break;
-	}
-	size_t w = (size_t)id / 64;
-	S->any[w / 64] |= UINT64_C(1) << w % 64;
-}
+struct frame_info {
+	void *exception_object;
+	struct frame_info *next;
+};
+extern "C" void **__cdecl __current_exception(void);
+extern "C" void **__cdecl __current_exception_context(void);
+extern "C" int *__cdecl __processing_throw(void);
+extern "C" struct frame_info *__cdecl _CreateFrameInfo(struct frame_info *record, void *exception_object);
+extern "C" void __cdecl _FindAndUnlinkFrame(struct frame_info *record);
 
-/* Empties slot id.  A bit cleared in a full word clears a bit above.  Out
- * of line: inlined, it would cost coroutine_resume's common case a register. */
-NOINLINE static void empty_slot(struct schedule *S, int id)
-{
-	S->co[id] = NULL;
-	size_t i = (size_t)id;
-	for (int k = 0; k < SLOT_LEVELS; k++, i /= 64) {
-		uint64_t *word = &S->used[k][i / 64];
-		int was_full = *word == ~UINT64_C(0);
-		*word &= ~(UINT64_C(1) << i % 64);
-		if (!was_full)
-			break;
-	}
-	size_t w = (size_t)id / 64;
-	if (S->used[0][w] == 0)
-		S->any[w / 64] &= ~(UINT64_C(1) << w % 64);
-}
+/* Where the runtime keeps the running thread's state, asked once per thread. */
+struct eh_places {
+	void **exception;
+	void **context;
+	int *processing_throw;
+};
+static thread_local struct eh_places eh_places;
 
-int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
-{
-	check_schedule(S, "coroutine_new");
-	if (func == NULL)
-		fail("coroutine_new: func is NULL");
-	struct coroutine *C = new_coroutine(func, ud);
-	if (C == NULL)
-		return -1;
-	int id = S->nco >= S->cap ? grow_slots(S) : first_free_slot(S);
-	if (id < 0) {
-		free(C);
-		return -1;
-	}
-	take_slot(S, id, C);
-	++S->nco;
-	return id;
-}
+/* The places are the runtime's, always there: what runtime_eh returns only
+ * names the thread's state, and is never the spare, which would have the
+ * thread ask again at every slow path. */
+static thread_local struct eh_state runtime_named;
 
-/* ---- Running -------------------------------------------------------------- */
+static struct eh_state *runtime_eh(void)
+{
+	eh_places.exception = __current_exception();
+	eh_places.context = __current_exception_context();
+	eh_places.processing_throw = __processing_throw();
+	return &runtime_named;
+}
 
 /*
- * The thread's C++ exception state changes hands at the switches: at a
- * resume, main's goes into the schedule and C's, which it saved at its
+ * Makes head the head of the thread's chain of handler records, and
+ * returns the one it replaces: a record linked in reads the head (into
+ * its next), and unlinked, being the head, leaves its next as the head.
+ */
+static struct frame_info *chain_head(struct frame_info *head)
+{
+	struct frame_info record;
+	struct frame_info *old = _CreateFrameInfo(&record, NULL)->next;
+	record.next = head;
+	_FindAndUnlinkFrame(&record);
+	return old;
+}
+
+static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
+{
+	(void)thread;
+	to->exception = *eh_places.exception;
+	to->context = *eh_places.context;
+	to->processing_throw = *eh_places.processing_throw;
+	to->handlers = chain_head(NULL); /* read, by emptying it for a moment */
+	chain_head(to->handlers);
+}
+
+static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
+{
+	(void)thread;
+	*eh_places.exception = from->exception;
+	*eh_places.context = from->context;
+	*eh_places.processing_throw = from->processing_throw;
+	chain_head(from->handlers);
+}
+#endif
+
+static struct eh_state *this_thread_eh(void)
+{
+	if (thread_eh == NULL || thread_eh == &spare_eh)
+		thread_eh = runtime_eh();
+	return thread_eh;
+}
+
+/*
+ * At a resume, main's state goes into the schedule and C's, saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
  * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is the thread's (see take_up_late_runtime), never NULL.
+ * back.  S->eh is the thread's, never NULL.
  */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
@@ -1698,149 +2063,12 @@ static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 }
 
 /*
- * The running coroutine has finished: it goes, and with it its slot.  Its
- * own code does this, on the run stack, on its way out: its bytes there
- * and its saved slice are of no more use.  Out of line, so that it costs
- * run_coroutine's frame, which is in every slice, no register.
- */
-NOINLINE static void delete_running(struct schedule *S)
-{
-	give_back_eh_state(S, NULL);
-	int id = S->running;
-	delete_coroutine(S->co[id]);
-	empty_slot(S, id);
-	--S->nco;
-	S->owner = NULL;
-	S->running = -1;
-}
-
-/*
- * Every coroutine starts here, on the top of the run stack, and leaves for
- * good through the switch at the end (never by returning).
- */
-static void run_coroutine(struct schedule *S)
-{
-	asan_enter_coroutine(S, NULL);
-	struct coroutine *C = S->co[S->running];
-	C->start.func(S, C->start.ud);
-	/* C is not kept across the call: this frame is at the top of every
-	 * saved slice, and a register kept is 8 bytes more. */
-	delete_running(S);
-	asan_leave_coroutine(S, NULL);
-	LEAVE_CONTEXT(S, &S->main);
-}
-
-#if COROUTINE_ASM
-static void start_coroutine(struct schedule *S, struct coroutine *C)
-{
-	(void)C;
-	coroutine_start_context(&S->main, S->stack + STACK_SIZE, run_coroutine, S, S->stack, S->stack - GUARD_SIZE);
-}
-#elif COROUTINE_FIBER
-static void enter_fiber(void *S)
-{
-	run_coroutine((struct schedule *)S);
-}
-
-/* Its C stack is the run stack; its wasm frames go to the schedule's area. */
-static void start_coroutine(struct schedule *S, struct coroutine *C)
-{
-	emscripten_fiber_init(&C->ctx.fiber, enter_fiber, S, S->stack, STACK_SIZE, S->frames, ASYNCIFY_SIZE);
-	SWITCH_CONTEXT(&S->main, &C->ctx);
-}
-#else
-/* makecontext passes int arguments only, so the pointer travels in halves. */
-static void run_coroutine_ucontext(uint32_t low, uint32_t high)
-{
-	run_coroutine((struct schedule *)(((uintptr_t)high << 16 << 16) | low));
-}
-
-static void start_coroutine(struct schedule *S, struct coroutine *C)
-{
-	uintptr_t ptr = (uintptr_t)S;
-	getcontext(&C->ctx);
-	save_mxcsr(&C->ctx);
-	C->ctx.uc_stack.ss_sp = S->stack;
-	C->ctx.uc_stack.ss_size = STACK_SIZE;
-	C->ctx.uc_link = NULL;
-	makecontext(&C->ctx, (void (*)(void))run_coroutine_ucontext, 2,
-		    (uint32_t)ptr, (uint32_t)(ptr >> 16 >> 16));
-	SWITCH_CONTEXT(&S->main, &C->ctx);
-}
-#endif
-
-static void restore_stack(struct schedule *S, struct coroutine *C)
-{
-	char *bottom = S->stack + STACK_SIZE - C->size;
-	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
-	asan_restore_shadow(S, C);
-}
-
-/*
- * Continues the owner of the run stack, a suspended coroutine, until it
- * yields or finishes.  It ends with the switch, and so do its callers: the
- * compiler jumps to the switch, whose saved resume address is then the one
- * in coroutine_resume's caller, where a yield or a finish comes straight
- * back.  No return follows the switch in main, whose prediction (from the
- * return addresses of the calls made on the run stack in between) would be
- * wrong.
- */
-static void continue_owner(struct schedule *S)
-{
-	struct coroutine *C = S->owner;
-	C->status = COROUTINE_RUNNING;
-	take_eh_state(S, &C->eh);
-	asan_leave_main(S);
-	note_main_stack(S);
-	SWITCH_CONTEXT(&S->main, &C->ctx);
-	asan_back_in_main(S);
-}
-
-/*
- * Hands the run stack over to suspended C, and continues it: the bytes of
- * the stack's last occupant are forgotten, and C's own put back.  Out of
- * line: most resumes resume the coroutine already there.
- */
-NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
-{
-	forget_run_stack(S);
-	restore_stack(S, C);
-	hand_over_frames(S, C);
-	S->owner = C;
-	continue_owner(S);
-}
-
-/*
- * take_run_stack's common case: a shallow slice, and nobody to tell that
- * the stack changes hands (see forget_run_stack).  It calls nothing, so
- * it needs no stack frame, and like take_run_stack ends with the switch.
- */
-NOINLINE static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
-{
-	if (!forgets_silently(S) || !is_shallow((size_t)C->size)) {
-		take_run_stack(S, C);
-		return;
-	}
-	copy_shallow(S->stack + STACK_SIZE - C->size, saved_slice(C), (size_t)C->size);
-	S->owner = C;
-	continue_owner(S);
-}
-
-/*
- * S->eh is S's thread's exception state as it was when S last asked (see
- * this_thread_eh): a spare until a C++ runtime is found.  A runtime loaded
- * since is taken up when a coroutine starts, the first moment its own
- * state matters, from main on the schedule's thread.  Then all is
- * consistent: the spare has only ever held empty states (main's and each
- * suspended coroutine's, saved from it and put back into it, and empty
- * since no runtime was there to fill them), and the runtime's holds the
- * state of main, which goes on there.  Taken up while a coroutine of S
- * runs, the runtime's would hold the coroutine's state and main's
- * together, and the coroutine's next yield would leave main the spare's
- * empty copy.  Coroutines that used the runtime before S took it up, from
- * code that loaded it while they ran, have their exceptions mixed up.
- * (Looking at coroutine_new too would cost a coroutine a second look, and
- * take nothing up earlier that matters.)
+ * A runtime loaded since S last asked is taken up when a coroutine starts,
+ * from main, with no coroutine of S running: the spare has only held empty
+ * states (nothing filled them), and the runtime's holds main's, which goes
+ * on there.  Taken up while a coroutine of S ran, the runtime's would hold
+ * the coroutine's and main's together.  Exceptions caught before the
+ * take-up, in code that loaded the runtime, are not kept apart.
  */
 static void take_up_late_runtime(struct schedule *S)
 {
@@ -1848,42 +2076,34 @@ static void take_up_late_runtime(struct schedule *S)
 		S->eh = this_thread_eh();
 }
 
+/* ---- Threads ----------------------------------------------------------------------- */
+
 /*
- * Starts C, which has never run, or refuses to resume it: it is suspended
- * on another thread (see move_to_this_thread).  Out of line: a coroutine
- * starts once.
+ * A thread is named by a number no other thread of the process ever gets,
+ * given at its first use (0 until then): a thread created after another
+ * has ended may get the same addresses for its thread-locals, so an
+ * address would not do.  The counter is the one variable the threads
+ * share; aligned to its size, which i386's ABI does not promise a uint64_t
+ * (see atomic_increment).
  */
-NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, int id)
+alignas(8) static uint64_t threads_numbered;
+
+static uint64_t this_thread(void)
 {
-	if (C->status == SUSPENDED_ELSEWHERE)
-		fail("coroutine_resume: coroutine %d was suspended on another thread; "
-		     "resume it on that thread", id);
-	take_up_late_runtime(S);
-	S->running = id;
-	forget_run_stack(S);
-	hand_over_frames(S, NULL);
-	S->owner = C;
-	C->status = COROUTINE_RUNNING;
-	static const struct eh_state none = {};
-	take_eh_state(S, &none);
-	asan_leave_main(S);
-	note_main_stack(S);
-	start_coroutine(S, C);
-	asan_back_in_main(S);
+	if (thread_number == 0)
+		thread_number = atomic_increment(&threads_numbered);
+	return thread_number;
 }
 
 /*
  * Compilers keep the address of thread-local data across a call (errno's
  * __errno_location is a const function), so a coroutine suspended on one
- * thread and resumed on another would go on using the first thread's errno
- * and thread_locals.  Nothing inside the coroutine can undo that, so such a
- * resume is refused, at the cost of one compare per resume: a schedule
- * belongs to one thread at a time, whose number S->thread is (see
- * this_thread), and the coroutines suspended there are COROUTINE_SUSPEND.
- * Resumed on another thread, the schedule moves there:
+ * thread and resumed on another would go on using the first thread's.
+ * Such a resume is refused: a schedule belongs to one thread at a time,
+ * whose number S->thread is, and the coroutines suspended there are
+ * COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
  * the coroutines suspended on the old thread become SUSPENDED_ELSEWHERE,
- * marked with that thread, and those marked with this one are theirs again.
- * A walk over the slots, only when the thread changes.
+ * marked with it, and those marked with this one are theirs again.
  */
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
@@ -1901,252 +2121,4 @@ NOINLINE static void move_to_this_thread(struct schedule *S)
 	}
 	S->thread = here;
 	S->eh = this_thread_eh();
-}
-
-/* Out of line, and the resume made again from the top: nothing has to
- * survive the walk in coroutine_resume's common case. */
-NOINLINE static void move_then_resume(struct schedule *S, int id)
-{
-	move_to_this_thread(S);
-	coroutine_resume(S, id);
-}
-
-/* Tells which of coroutine_resume's checks failed, and stops. */
-NOINLINE static void refuse_resume(struct schedule *S, int id)
-{
-	check_schedule(S, "coroutine_resume");
-	check_in_main(S, "coroutine_resume", "only the main program may resume");
-	check_id(S, id, "coroutine_resume");
-}
-
-void coroutine_resume(struct schedule *S, int id)
-{
-	/* The checks in one branch, and a jump out of line to tell them apart:
-	 * with no call on its way, the common case needs no stack frame. */
-	if (S == NULL || S->running != -1 || (unsigned)id >= (unsigned)S->cap) {
-		refuse_resume(S, id);
-		return;
-	}
-	if (S->thread != thread_number) { /* 0 on a thread not yet numbered */
-		move_then_resume(S, id);
-		return;
-	}
-	struct coroutine *C = S->co[id];
-	if (C == NULL)
-		return;
-	if (C->status != COROUTINE_SUSPEND) {
-		start_or_refuse(S, C, id);
-		return;
-	}
-	S->running = id;
-	/*
-	 * If C was the last to run on the run stack, its bytes are still there,
-	 * exactly as it saved them: copying them back would change nothing.
-	 */
-	if (S->owner != C)
-		take_run_stack_quickly(S, C);
-	else
-		continue_owner(S);
-}
-
-/* ---- Yielding -------------------------------------------------------------- */
-
-/*
- * What the ABI guarantees of the stack pointer at every call: 16 bytes on
- * the 64-bit targets; otherwise assume no more than a pointer's size.
- */
-#if defined(__x86_64__) || defined(__aarch64__)
-#define CALL_ALIGN 16
-#else
-#define CALL_ALIGN sizeof(void *)
-#endif
-
-/*
- * The bottom of the live slice of the function whose local dummy is.  The
- * bytes from dummy up to its caller's stack pointer are that function's own
- * frame, dead once it returns, and the caller's stack pointer at the call is
- * a multiple of CALL_ALIGN: rounded up to CALL_ALIGN, dummy's address stays
- * inside that dead frame and the slice sheds a few dead bytes.  Then down
- * to a whole block (a no-op where blocks are CALL_ALIGN).  The bottom
- * returned must not be one the compiler can trace back to dummy: it would
- * then be free to assume we read one byte only.  So it is laundered (see
- * launder), after the rounding, which the compiler can then fold into the
- * address (dummy itself need not even be written).
- */
-static char *slice_bottom(char *dummy)
-{
-	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
-	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
-}
-
-/*
- * The dummy trick.  dummy is a local of this function, so its address lies
- * below every frame of the coroutine that called us: [&dummy, top) is the
- * whole of the coroutine's live stack, and copying it saves the coroutine.
- * The function must not be inlined, or dummy would sit somewhere inside its
- * caller's frame and the part of that frame below it would not be saved.
- * The coroutine saved is the one yielding: the owner of the run stack.
- *
- * It returns &C->ctx, where the switch is to save the registers, so that
- * only S lives across the call in coroutine_yield, whose frame is in every
- * slice.
- */
-NOINLINE NO_ASAN static context *save_stack(struct schedule *S)
-{
-	struct coroutine *C = S->owner;
-	char dummy; /* only its address counts */
-	char *bottom = slice_bottom(&dummy);
-	char *top = S->stack + STACK_SIZE;
-	if (bottom < S->stack || top - bottom < MIN_SLICE)
-		fail("coroutine_yield: the caller is not on this schedule's run stack "
-		     "(its live stack would be %td bytes; the run stack has %d)",
-		     top - bottom, STACK_SIZE);
-	size_t size = (size_t)(top - bottom);
-	/* Only a slice larger than the last can need a larger block. */
-	if (size > (size_t)C->size)
-		C = with_room_for(S, size);
-	C->size = (int)size;
-	copy_stack(slice_in_block(C, bottom, size), bottom, size);
-	asan_save_shadow(S, C);
-	return &C->ctx;
-}
-
-#if SHALLOW_SLICE > 0
-/*
- * save_stack's common case, for C, the owner of the run stack: a shallow
- * slice, which every block holds (see SHALLOW_SLICE).  It calls nothing, so
- * it needs no stack frame (on x86_64 dummy sits in the red zone below the
- * stack pointer, which the ABI leaves to such functions): the slice is
- * smaller by a frame, and the save by setting one up.  Anything else (a
- * deeper slice, a caller off the run stack, ASan's shadow to save) it
- * leaves to save_stack: it saves nothing
- * and returns NULL.  Which of the two saves a yield depends only on its
- * depth, so the same yield always saves the same slice.  Measured as
- * unsigned, a bottom outside the run stack makes a size of 0 or more than
- * the run stack: never shallow (see is_shallow).
- */
-NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct coroutine *C)
-{
-	char dummy; /* only its address counts */
-	char *bottom = slice_bottom(&dummy);
-	char *top = S->stack + STACK_SIZE;
-	size_t size = (uintptr_t)top - (uintptr_t)bottom;
-	if (!is_shallow(size))
-		return NULL;
-	C->size = (int)size;
-	copy_shallow(saved_slice(C), bottom, size);
-	return &C->ctx;
-}
-#else
-/* No room, no quick save (see SHALLOW_SLICE): every slice takes save_stack. */
-static context *save_shallow_stack(struct schedule *, struct coroutine *)
-{
-	return NULL;
-}
-#endif
-
-/*
- * Saves the slice, then leaves the run stack.  Why this is safe: the slice
- * is taken inside save_shallow_stack or save_stack, a call below this
- * frame, so this frame (its saved registers, return address, stack-protector
- * canary, spills) is inside the slice wherever the compiler put them.
- * Between the save and the switch this function only computes arguments and
- * writes to the schedule (on the heap); after the switch it only returns,
- * reading what it wrote before the save.  The switch's own return address
- * (when the compiler calls the switch rather than jumping to it) is written
- * after the save, into the save's dead frame: the saved copy does not have
- * it, and another coroutine overwrites it while this one is suspended.
- * That is why the resume address must be kept in the context (ucontext_t,
- * or asm_switch.S's context), never only on the run stack.  It must not be
- * inlined (with link-time optimisation, into its caller), or the caller's
- * code after the switch could depend on stores made after the save.
- */
-NOINLINE void coroutine_yield(struct schedule *S)
-{
-	check_schedule(S, "coroutine_yield");
-	if (S->running == -1)
-		fail("coroutine_yield: called from outside any coroutine");
-	/* The running coroutine is the owner of the run stack; the save may
-	 * move it (see with_room_for), so it is looked up again after. */
-	struct coroutine *C = S->owner;
-	C->status = COROUTINE_SUSPEND;
-	give_back_eh_state(S, C);
-	context *saved = save_shallow_stack(S, C);
-	if (saved == NULL)
-		saved = save_stack(S);
-	S->running = -1; /* only now: growing the coroutine needs its slot */
-	asan_leave_coroutine(S, S->owner);
-	SWITCH_CONTEXT(saved, &S->main);
-	asan_enter_coroutine(S, S->owner);
-}
-
-int coroutine_status(struct schedule *S, int id)
-{
-	check_schedule(S, "coroutine_status");
-	check_id(S, id, "coroutine_status");
-	if (S->co[id] == NULL)
-		return COROUTINE_DEAD;
-	int status = S->co[id]->status;
-	return status == SUSPENDED_ELSEWHERE ? COROUTINE_SUSPEND : status;
-}
-
-int coroutine_running(struct schedule *S)
-{
-	check_schedule(S, "coroutine_running");
-	return S->running;
-}
-
-/* An addition to the original API: see coroutine.h. */
-long coroutine_stack_size(struct schedule *S, int id)
-{
-	check_schedule(S, "coroutine_stack_size");
-	check_id(S, id, "coroutine_stack_size");
-	if (S->co[id] == NULL)
-		return 0;
-	return (long)S->co[id]->size;
-}
-
-/* The first set bit at or after bit i of a bitmap of n words, or n * 64. */
-static size_t first_set_bit(const uint64_t *bits, size_t n, size_t i)
-{
-	size_t w = i / 64;
-	if (w >= n)
-		return n * 64;
-	uint64_t set = bits[w] & ~UINT64_C(0) << i % 64;
-	while (set == 0) {
-		if (++w == n)
-			return n * 64;
-		set = bits[w];
-	}
-	return w * 64 + (size_t)trailing_zeros(set);
-}
-
-/*
- * The first slot in use at or after slot i (< cap), or -1 when there is
- * none: in i's own word of used[0], else in the next word that S->any says
- * is not 0.  S->any skips 64 words of empty slots per step: a walk over a
- * million slots reads 256 of its words.
- */
-static int next_used_slot(const struct schedule *S, size_t i)
-{
-	uint64_t set = S->used[0][i / 64] & ~UINT64_C(0) << i % 64;
-	if (set != 0)
-		return (int)(i / 64 * 64 + (size_t)trailing_zeros(set));
-	size_t words = bitmap_words((size_t)S->cap);
-	size_t w = first_set_bit(S->any, bitmap_words(words), i / 64 + 1);
-	if (w >= words)
-		return -1;
-	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
-}
-
-/* An addition to the original API: see coroutine.h. */
-int coroutine_next(struct schedule *S, int id)
-{
-	check_schedule(S, "coroutine_next");
-	if (id < -1)
-		fail("coroutine_next: id %d is below -1 (-1 asks for the first coroutine)", id);
-	/* Read afresh at every call: coroutines made since the last one count. */
-	if (id >= S->cap - 1)
-		return -1;
-	return next_used_slot(S, (size_t)id + 1);
 }

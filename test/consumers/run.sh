@@ -94,7 +94,7 @@ check_installed() {
 # original's output, and its --trace=html page is trace_page.html's.
 check_demo() {
 	"$1/main" | diff -u examples/main.expected - || fail "$1/main's output"
-	test/trace_page_html.sh "$1/main" > /dev/null || fail "$1/main --trace=html"
+	test/docs/trace_page_html.sh "$1/main" > /dev/null || fail "$1/main --trace=html"
 }
 
 # no_tests DIR: the library's build tree DIR, inside a consumer's, holds

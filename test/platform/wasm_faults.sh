@@ -1,5 +1,5 @@
 #!/bin/sh
-# wasm_faults.sh RUN PROGRAM - runs test/wasm_faults.c's cases under RUN
+# wasm_faults.sh RUN PROGRAM - runs test/platform/wasm_faults.c's cases under RUN
 # (node), each with the exit status and the first line of stderr that it
 # must have.  PROGRAM is built against a library with a 4 KiB asyncify
 # area and linked with -sSTACK_OVERFLOW_CHECK=2 (see make wasm-test).

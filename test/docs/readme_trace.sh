@@ -3,8 +3,8 @@
 # works"), made from what the program prints.  Two blocks of README.md lie
 # between marker comments: the trace excerpt and the frame table.
 #
-#   test/readme_trace.sh write MAIN [README]   rewrites both blocks
-#   test/readme_trace.sh check MAIN [README]   fails, showing the
+#   test/docs/readme_trace.sh write MAIN [README]   rewrites both blocks
+#   test/docs/readme_trace.sh check MAIN [README]   fails, showing the
 #                                               difference, if they are stale
 #
 # MAIN must be built as README says (make readme-trace and make test build

@@ -4,7 +4,7 @@
 # libstdc++-6.dll, libwinpthread-1.dll): only Windows' own
 # (`make windows-dll-test`, run from the source root).
 #
-#     test/windows_dll.sh MINGW-PREFIX BUILD-DIR WINE-COMMAND...
+#     test/platform/windows_dll.sh MINGW-PREFIX BUILD-DIR WINE-COMMAND...
 #
 # With the MinGW compilers, CMake and Meson build the generator example
 # against libcoroutine.dll, and Meson against the static library too (it

@@ -4,7 +4,7 @@
 # but theirs is the file's, byte for byte.  A build that kept an old copy of
 # the page, or a generator that mangles a line, fails here.
 #
-#   test/trace_page_html.sh MAIN [HTML]
+#   test/docs/trace_page_html.sh MAIN [HTML]
 set -eu
 main=$1 html=${2:-trace_page.html}
 page=$(mktemp) written=$(mktemp) source=$(mktemp)

@@ -9,7 +9,7 @@
 # the bytes that moved.  Screenshots of a few steps of each walkthrough are
 # kept in OUT.
 #
-#   test/trace_page.sh MAIN OUT
+#   test/docs/trace_page.sh MAIN OUT
 set -euo pipefail
 main=$1 out=$2
 chromium=${CHROMIUM:-chromium}

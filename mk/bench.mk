@@ -1,0 +1,50 @@
+# mk/bench.mk - benchmarks: times (bench) and instructions (bench-ir).
+
+# ---- Benchmarks ----------------------------------------------------------------
+# `make bench`: timings of both backends beside their floors (Boost.Context's
+# fcontext for a switch, two memcpy(N) for a copy): times as medians of
+# interleaved repeats, ratios as medians of per-repeat ratios (see
+# bench/bench.cpp), in build/bench.csv and, with gnuplot, build/bench.png.  `make bench-ir`:
+# instructions per operation, counted by callgrind.  Built with -O2 whatever
+# CXXFLAGS says.  Without libboost-context-dev the bench builds all the same,
+# without the fcontext floor (a compile-and-link test decides).
+BENCH_FCONTEXT_TEST = printf '\#include <boost/context/detail/fcontext.hpp>\nint main() { return boost::context::detail::make_fcontext(0, 0, 0) != 0; }\n' \
+	| $(CXX) -x c++ - -lboost_context -o /dev/null 2>/dev/null
+BENCH_FCONTEXT = $(shell $(BENCH_FCONTEXT_TEST) && echo 1 || echo 0)
+
+# The asm bench also links a second copy of the library whose x86 switch
+# reloads the whole saved FP state at every switch (asm_switch.S's ASM_SWITCH_FP_RELOAD),
+# every symbol it defines renamed alt_..., so that both switches are timed
+# side by side in one run.  An archive: a bench that does not use it (not
+# x86) links none of it.  Without objcopy (macOS), no second copy.
+BENCH_ALT_asm := $(if $(shell command -v $(OBJCOPY)),$(O)/libcoroutine-alt.a)
+$(O)/bench-alt/asm_switch.o: asm_switch.S
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DASM_SWITCH_FP_RELOAD=1 -c $< -o $@
+
+$(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
+	$(CC) -r -nostdlib $^ -o $(O)/bench-alt/both.o
+	$(NM) -g --defined-only $(O)/bench-alt/both.o | awk '{ print $$3, "alt_" $$3 }' > $(O)/bench-alt/names
+	$(OBJCOPY) --redefine-syms=$(O)/bench-alt/names $(O)/bench-alt/both.o $(O)/bench-alt/alt.o
+	rm -f $@
+	$(AR) rcs $@ $(O)/bench-alt/alt.o
+
+$(O)/bench: bench/bench.cpp coroutine.h $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND))
+	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) \
+		-DBENCH_HAVE_ALT=$(if $(BENCH_ALT_$(BACKEND)),1,0) -std=c++11 \
+		$(WARN) $(CXXFLAGS) -O2 $(LDFLAGS) $< $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND)) \
+		$(if $(filter 1,$(BENCH_FCONTEXT)),-lboost_context) -o $@
+
+.PHONY: bench bench-ir bench-programs
+bench-programs:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(B)/$$b/bench || exit 1; done
+
+bench: bench-programs
+	echo "backend,variant,n,unit,median,min,max,floor,floor_median,ratio,ratio_q1,ratio_q3" > $(B)/bench.csv
+	@for b in $(BACKENDS); do $(B)/$$b/bench $(B)/bench.csv || exit 1; done
+	@if command -v gnuplot >/dev/null; then gnuplot bench/plot.gp && echo "wrote $(B)/bench.csv, $(B)/bench.png"; \
+	else echo "wrote $(B)/bench.csv; no gnuplot, no $(B)/bench.png"; fi
+
+bench-ir: bench-programs
+	bench/bench-ir.sh $(foreach b,$(BACKENDS),$(B)/$(b)/bench)
+

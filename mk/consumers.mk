@@ -1,0 +1,39 @@
+# mk/consumers.mk - the library as others get it: installed (install-check)
+# and through CMake, Meson and pkg-config (consumer-test).
+
+# Installs into a scratch DESTDIR, builds the generator example against the
+# installed copy through pkg-config (which reads only that coroutine.pc and
+# prefixes its paths with the DESTDIR), once linked with the shared library,
+# which -lcoroutine prefers, and once with the static one; checks their
+# output and that coroutine.pc's version is coroutine.h's, then uninstalls
+# and checks that nothing is left behind.
+INSTALL_CHECK := $(CURDIR)/build/install-check
+INSTALLED_PKG_CONFIG := PKG_CONFIG_LIBDIR=$(INSTALL_CHECK)$(PREFIX)/lib/pkgconfig \
+	PKG_CONFIG_SYSROOT_DIR=$(INSTALL_CHECK) pkg-config
+
+.PHONY: install-check consumer-test
+install-check:
+	rm -rf $(INSTALL_CHECK)
+	$(MAKE) install DESTDIR=$(INSTALL_CHECK)
+	$(CHECK_SHARED) $(INSTALL_CHECK)$(PREFIX)/lib/libcoroutine.so
+	$(CC) $(CFLAGS) $(LDFLAGS) examples/generator.c \
+		$$($(INSTALLED_PKG_CONFIG) --cflags --libs coroutine) -o build/installed-generator
+	readelf -d build/installed-generator | grep -q 'NEEDED.*\[$(SONAME)\]'
+	LD_LIBRARY_PATH=$(INSTALL_CHECK)$(PREFIX)/lib ./build/installed-generator | diff -u examples/generator.expected -
+	$(CC) $(CFLAGS) $(LDFLAGS) examples/generator.c $$($(INSTALLED_PKG_CONFIG) --cflags coroutine) \
+		$(INSTALL_CHECK)$(PREFIX)/lib/libcoroutine.a -o build/installed-generator-static
+	./build/installed-generator-static | diff -u examples/generator.expected -
+	$(CC) $(CFLAGS) test/consumers/version.c $$($(INSTALLED_PKG_CONFIG) --cflags coroutine) \
+		-DEXPECTED_VERSION='"'"$$($(INSTALLED_PKG_CONFIG) --modversion coroutine)"'"' -o build/installed-version
+	./build/installed-version
+	$(MAKE) uninstall DESTDIR=$(INSTALL_CHECK)
+	test -z "$$(find $(INSTALL_CHECK) ! -type d)"
+	rm -rf $(INSTALL_CHECK)
+	@echo "install-check: OK"
+
+# C projects that get the library through CMake (add_subdirectory,
+# FetchContent, find_package), Meson (a subproject) and pkg-config, static
+# and shared, both backends, installed and cross-built through the shipped
+# toolchain and cross files; see test/consumers/run.sh.
+consumer-test:
+	test/consumers/run.sh

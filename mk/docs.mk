@@ -1,0 +1,56 @@
+# mk/docs.mk - README's checks: the walkthrough is what the program prints,
+# the page of main --trace=html says what main --trace says, and the table
+# of targets (which `make help` prints) names every target and only targets.
+
+# ---- README's walkthrough, made by the program --------------------------------
+# README's trace excerpt and frame table ("How stack copying works") are what
+# main --trace prints when built as `make` builds it by default, with g++ on
+# x86_64: this build, whatever CXX, CXXFLAGS or CPPFLAGS say.  readme-trace
+# rewrites them; readme-check (run by `make test`) fails when they are stale.
+# Elsewhere the sizes differ: the check says so and passes.
+README_BUILD := $(B)/readme
+README_CXX   := g++ -O2 -g
+$(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_page_html.h coroutine.cpp
+	@mkdir -p $(@D)
+	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
+	$(README_CXX) -I$(@D) $(TRACE_SOURCES) $(@D)/coroutine.o -lbacktrace -o $@
+
+.PHONY: readme-trace readme-check readme-walkthrough-check targets-check
+readme-trace: $(README_BUILD)/main
+	test/docs/readme_trace.sh write $<
+
+readme-check: readme-walkthrough-check targets-check
+
+readme-walkthrough-check:
+	@if [ "$$(uname -m)" != x86_64 ]; then \
+		echo "readme-check: README's walkthrough comes from x86_64, not checked on $$(uname -m)"; \
+	elif ! grep -q "from g++ $$(g++ -dumpversion | cut -d. -f1) -O2" README.md; then \
+		echo "readme-check: README's walkthrough comes from another g++ than $$(g++ -dumpversion), not checked"; \
+	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/docs/readme_trace.sh check $(README_BUILD)/main; fi
+
+# ---- README's table of targets --------------------------------------------------
+# Every target a user runs is declared .PHONY and named in README's table
+# ("Make targets"), and every target the table names exists.  Internal
+# targets, which other targets call, are listed here instead.
+INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs \
+	msvc-view readme-walkthrough-check targets-check matrix-std $(MATRIX) $(CROSS_TESTS)
+
+targets-check:
+	@$(MAKE) -pRrq -f Makefile : 2>/dev/null | sed -n 's/^\.PHONY: *//p' | tr ' ' '\n' | sort -u > $(B)/targets.phony
+	@awk -f mk/help.awk -v list=1 README.md | sort -u > $(B)/targets.readme
+	@echo $(INTERNAL_TARGETS) | tr ' ' '\n' | sort -u > $(B)/targets.internal
+	@missing=$$(comm -23 $(B)/targets.phony $(B)/targets.internal | comm -23 - $(B)/targets.readme); \
+	 unknown=$$(comm -13 $(B)/targets.phony $(B)/targets.readme); \
+	 if [ -n "$$missing$$unknown" ]; then \
+		[ -z "$$missing" ] || echo "README's table of make targets lacks:" $$missing; \
+		[ -z "$$unknown" ] || echo "README's table of make targets names targets that do not exist:" $$unknown; \
+		exit 1; fi
+
+# ---- The page of main --trace=html -------------------------------------------------
+# In headless Chromium (Debian's chromium): the DOM its script drew at
+# several steps of both walkthroughs must say what main --trace and main
+# --trace=trees say; screenshots of four steps of each are left in
+# $(B)/trace-page/.
+.PHONY: trace-page-test
+trace-page-test: $(O)/main$(EXE)
+	test/docs/trace_page.sh $(O)/main$(EXE) $(B)/trace-page

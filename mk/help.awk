@@ -1,0 +1,28 @@
+# help.awk - prints README's table of make targets (`make help`), or with
+# -v list=1 the targets it names, one per line (mk/docs.mk's targets-check).
+# A row's first cell names one or more targets: `make x` / `y` / `make z V=1`.
+/^## Make targets/ { in_table = 1; next }
+in_table && /^## / { exit }
+in_table && /^\| `/ {
+	split($0, cell, "|")
+	names = cell[2]; text = cell[3]
+	for (i = 4; i < length(cell); i++) text = text "|" cell[i]
+	if (list) {
+		n = split(names, part, "/")
+		for (i = 1; i <= n; i++) {
+			t = part[i]; gsub(/`/, "", t); sub(/^ *(make)? */, "", t); sub(/ .*$/, "", t)
+			print (t == "" ? "all" : t)
+		}
+		next
+	}
+	gsub(/`/, "", names); gsub(/`/, "", text)
+	sub(/^ +/, "", names); sub(/ +$/, "", names); sub(/^ +/, "", text); sub(/ +$/, "", text)
+	print names
+	line = "    "
+	n = split(text, word, " ")
+	for (i = 1; i <= n; i++) {
+		if (length(line) + length(word[i]) > 78) { print line; line = "    " }
+		line = line (line == "    " ? "" : " ") word[i]
+	}
+	print line
+}

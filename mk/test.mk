@@ -1,0 +1,140 @@
+# mk/test.mk - the suite's programs, and the checks that need no CMocka.
+#
+# test/spec/ is the specification: the CMocka suites, a behaviour per test.
+# test/support/ holds what they share (support.h, the reference model, the
+# frames of test_guard, the plugin of test_late_runtime); test/platform/
+# the programs for targets without CMocka (driver.c) or for one platform
+# (win_stack.c, msvc_exceptions.cpp, wasm_faults.c).
+
+TESTLIBS := -lcmocka -lpthread -lm
+TEST_HEADERS := coroutine.h $(wildcard test/support/*.h)
+TEST_INCLUDES := -I. -Itest/support
+
+# The tests see the backend's macro: where the backends differ by design
+# (test_fpu), a test checks each one's promise.
+define test-c-rule
+$(O)/%.o: $(1)/%.c $(TEST_HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(DEFS_$$(BACKEND)) $$(WARN) $$(CFLAGS) $(TEST_INCLUDES) -c $$< -o $$@
+
+endef
+$(foreach d,test/spec test/support test/platform,$(eval $(call test-c-rule,$(d))))
+
+# C++ tests (exceptions) are C++17 programs (std::uncaught_exceptions), built
+# and linked with the C++ driver.
+$(O)/%.o: test/spec/%.cpp $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -c $< -o $@
+
+$(O)/%.o: test/platform/%.cpp $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -c $< -o $@
+
+$(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+# driver_cxx: the same C++ tests without CMocka (test/support/plain_suite.h),
+# for targets that have none; one source, so that the two cannot drift apart.
+$(O)/driver_cxx.o: test/spec/test_exceptions.cpp $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -c $< -o $@
+
+$(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ -o $@
+
+# test_late_runtime is a C program that loads a C++ library, and with it the
+# C++ runtime, once it runs: the library calls the program's coroutine_*
+# functions, which the program exports (-rdynamic).
+$(O)/late_runtime_plugin.so: test/support/late_runtime_plugin.cpp test/support/late_runtime.h coroutine.h
+	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -fPIC -shared $(LDFLAGS) $< -o $@
+
+$(O)/test_late_runtime: TESTLIBS += -rdynamic
+$(O)/test_late_runtime: | $(O)/late_runtime_plugin.so
+
+# test_guard's largest frames come from code built with -fstack-clash-protection.
+$(O)/clash_frames.o: test/support/clash_frames.c test/support/clash_frames.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fstack-clash-protection -c $< -o $@
+
+$(O)/test_guard: $(O)/clash_frames.o
+
+$(O)/test_model.o: test/support/model.c
+
+$(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+# The core checks without CMocka, for targets that have none (see driver.c).
+$(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) $^ -lm $(if $(EXE),,-lpthread) -o $@
+
+# test_alloc makes the library's allocations fail on demand.
+$(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
+
+# test_examples runs the examples and the demo found beside it (under
+# $EMULATOR when set), checking their output against examples/*.expected.
+$(O)/test_examples: | $(addprefix $(O)/examples/,$(EXAMPLES)) $(O)/main
+
+# The misuse and out-of-memory tests also run against an NDEBUG build: the
+# checks must not be asserts.
+NDEBUG_TESTS := test_misuse test_alloc
+
+# The API tests also run against the largest run stack the library accepts,
+# INT_MAX rounded down to 16: its sizes must not overflow on the way to
+# mmap.  On 64-bit targets only (the run stack takes 2 GiB of address
+# space), and not under an emulator: qemu-user keeps 12 MiB of its own
+# bookkeeping per 2 GiB mapping it has unmapped, which the test that close
+# gives back the address space would take for a leak.
+MAX_STACK_SIZE := 2147483632
+MAX_STACK_TESTS := test_api
+LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
+
+# A library that needs the C++ runtime (mangled names, exceptions,
+# unwinding) would not link into a C program with the C driver, nor one
+# that needs libatomic (which the C driver does not link).  The one
+# exception is the weak reference to __cxa_get_globals (w: NULL when no
+# runtime is linked in), with which coroutine.cpp swaps exception state; a
+# runtime loaded later it finds through the C library (dlsym, dlopen,
+# dl_iterate_phdr: no C++ symbols).
+.PHONY: check-no-cxx-runtime check-shared
+check-no-cxx-runtime: $(O)/libcoroutine.a
+	@if nm -u $< | grep -v '^ *w __cxa_get_globals$$' | awk '{ print $$NF }' \
+		| grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_|__atomic_|__sync_)'; then \
+		echo "$< needs the C++ runtime or libatomic for the symbols above"; exit 1; fi
+
+# The shared library exports the functions of coroutine.h, nothing else,
+# and needs no C++ runtime.
+CHECK_SHARED := test/consumers/check-shared.sh
+
+check-shared: $(O)/$(SHLIB)
+	$(CHECK_SHARED) $<
+
+# ---- The outputs, without CMocka -------------------------------------------------
+# The demo and each example print exactly examples/<name>.expected on stdout
+# (and <name>.stderr, or nothing, on stderr) and end with their status, run
+# under $(RUN): test_examples checks the same with CMocka, this is for
+# targets that have none.
+OUTPUT_ARGS_script   := $(sort $(wildcard examples/scripts/*.txt))
+OUTPUT_STATUS_script := 1
+
+# $(call program-name,PATH): the name of a program without directory and EXE.
+program-name = $(basename $(notdir $(1)))
+
+define check-output
+	@echo "==" $(RUN) $(1) $(OUTPUT_ARGS_$(call program-name,$(1)))
+	@$(RUN) $(1) $(OUTPUT_ARGS_$(call program-name,$(1))) > $(1).out 2> $(1).err; \
+		test $$? = $(or $(OUTPUT_STATUS_$(call program-name,$(1))),0) || { echo "$(1): wrong exit status"; exit 1; }
+	$(if $(TEXT_CRLF),@sed -i 's/\r$$//' $(1).out $(1).err)
+	@cmp examples/$(call program-name,$(1)).expected $(1).out
+	@cmp $(or $(wildcard examples/$(call program-name,$(1)).stderr),/dev/null) $(1).err
+
+endef
+
+.PHONY: check-outputs test-without-cmocka
+check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLES)))
+	$(foreach p,$^,$(call check-output,$(p)))
+
+# What `test` checks, for a target without CMocka: driver.c, the C++
+# exception tests built without CMocka (driver_cxx), and the outputs.
+test-without-cmocka:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx" \
+		check-no-cxx-runtime check check-outputs || exit 1; done

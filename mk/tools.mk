@@ -1,0 +1,120 @@
+# mk/tools.mk - the suite under ASan+UBSan and valgrind, fuzzing, and the
+# build matrix.
+
+# ---- Memory-safety tools -------------------------------------------------------
+# sanitize: the suite under ASan+UBSan; valgrind: under memcheck.  Both run
+# both backends, then deliberately buggy programs (test/bugs/): the target
+# fails if the tool stays silent about a real bug in a coroutine.
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# Tests whose children must die of SIGSEGV or SIGABRT restore the default
+# handlers, ASan's included, so no ASAN_OPTIONS are needed for them.  Leak
+# checking is on by default on x86_64; it is asked for by name for others.
+# detect_stack_use_after_return moves locals to per-fiber "fake stacks" on
+# the heap: the library must free those of coroutines closed while
+# suspended, which the leak check then checks.
+export ASAN_OPTIONS ?= detect_leaks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS ?= print_stacktrace=1
+# --child-silent-after-fork: misuse tests fork children that abort on
+# purpose, with schedules still open.  The library registers the run stack
+# with memcheck, so no --max-stackframe is needed to tell switches from
+# huge frames.
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+	--child-silent-after-fork=yes
+EXPECT_REPORT := test/bugs/expect_report.sh
+ASAN_BUGS := heap_overflow:heap-buffer-overflow stack_overflow:stack-buffer-overflow \
+	stack_overflow_across_yield:stack-buffer-overflow
+# BUGS is a list of words: dots stand for the spaces of a report (grep regex).
+MEMCHECK_BUGS := uninitialised:Conditional.jump.or.move.depends.on.uninitialised.value
+
+$(O)/bugs/%: $(O)/bugs/%.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) $^ -o $@
+
+# Runs each bug program of BUGS (name:report) under $(RUN), expecting the report.
+check-bugs:
+	@for bug in $(BUGS); do $(MAKE) --no-print-directory $(O)/bugs/$${bug%%:*} && \
+		$(EXPECT_REPORT) "$${bug#*:}" $(RUN) $(O)/bugs/$${bug%%:*} || exit 1; done
+
+# Sanitized programs are linked with the C++ driver: clang's
+# -fsanitize=function (part of "undefined") needs the C++ runtime.  The build
+# directory is named after the compiler, so gcc and clang builds coexist.
+SANITIZE_VARS = B=$(B)/asan-$(notdir $(CC)) CFLAGS="$(CFLAGS) $(SANITIZE)" \
+	CXXFLAGS="$(CXXFLAGS) $(SANITIZE)" LDFLAGS="$(LDFLAGS) $(SANITIZE)" CLINK=$(CXX)
+
+.PHONY: check-bugs sanitize valgrind
+sanitize:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(SANITIZE_VARS) check \
+		&& $(MAKE) --no-print-directory BACKEND=$$b $(SANITIZE_VARS) BUGS="$(ASAN_BUGS)" check-bugs \
+		|| exit 1; done
+
+valgrind:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" check \
+		&& $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" BUGS="$(MEMCHECK_BUGS)" check-bugs \
+		|| exit 1; done
+
+# ---- Fuzzing -------------------------------------------------------------------
+# libFuzzer turns its bytes into programs of new/resume/yield/status (see
+# test/support/model.h), run against the library and the reference model, SECONDS
+# per backend.  It needs clang, whatever CC and CXX are.
+FUZZ := -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1
+SECONDS ?= 60
+
+$(O)/fuzz_model.o: fuzz/fuzz_model.c test/support/model.c test/support/model.h coroutine.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -fsanitize=fuzzer -I. -Itest/support -c $< -o $@
+
+$(O)/fuzz_model: $(O)/fuzz_model.o $(O)/libcoroutine.a
+	$(CXX) $(CFLAGS) -fsanitize=fuzzer $^ -o $@
+
+.PHONY: fuzz
+fuzz:
+	@for b in $(BACKENDS); do \
+		$(MAKE) --no-print-directory BACKEND=$$b B=$(B)/fuzz CC=clang CXX=clang++ \
+			CFLAGS="$(FUZZ)" CXXFLAGS="$(FUZZ) -fsanitize=fuzzer-no-link" $(B)/fuzz/$$b/fuzz_model && \
+		mkdir -p $(B)/fuzz/$$b/corpus && \
+		$(B)/fuzz/$$b/fuzz_model -max_total_time=$(SECONDS) -print_final_stats=1 $(B)/fuzz/$$b/corpus \
+		|| exit 1; done
+
+# ---- The build matrix ----------------------------------------------------------
+# -Werror builds and runs of the whole suite with g++ and clang++ at each of
+# these flag sets.  The dummy-variable save is what it guards: it is the part
+# most likely to break under another optimisation level or hardening flag.
+MATRIX_SETS := O0 O2 O3 protectall stackclash hardened
+MATRIX_FLAGS_O0 := -O0 -g
+MATRIX_FLAGS_O2 := -O2 -g
+MATRIX_FLAGS_O3 := -O3 -g
+MATRIX_FLAGS_protectall := -O2 -g -fstack-protector-all
+# What README tells users to build coroutine code with: probes in every frame.
+MATRIX_FLAGS_stackclash := -O2 -g -fstack-clash-protection
+# Debian's hardening flags (dpkg-buildflags is in dpkg-dev).  Deferred (=):
+# dpkg-buildflags runs only for the matrix.
+HARDENING = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+MATRIX_FLAGS_hardened = $(shell $(HARDENING) CXXFLAGS)
+MATRIX_CPPFLAGS_hardened = $(shell $(HARDENING) CPPFLAGS)
+MATRIX_LDFLAGS_hardened = $(shell $(HARDENING) LDFLAGS)
+MATRIX := $(foreach s,$(MATRIX_SETS),matrix-gcc-$(s) matrix-clang-$(s))
+MATRIX_STDS := c++11 c++14 c++17 c++20
+
+# matrix-COMPILER-SET: COMPILER is gcc or clang (their C++ drivers follow).
+CXX_FOR_gcc := g++
+CXX_FOR_clang := clang++
+.PHONY: matrix matrix-std $(MATRIX)
+matrix: $(MATRIX) matrix-std
+
+$(MATRIX): matrix-%:
+	@echo "== $@"
+	@$(MAKE) -s --no-print-directory test B=$(B)/matrix/$* \
+		CC=$(word 1,$(subst -, ,$*)) CXX=$(CXX_FOR_$(word 1,$(subst -, ,$*))) \
+		WARN="$(WARN) -Werror" CPPFLAGS="$(MATRIX_CPPFLAGS_$(word 2,$(subst -, ,$*)))" \
+		CFLAGS="$(MATRIX_FLAGS_$(word 2,$(subst -, ,$*)))" \
+		CXXFLAGS="$(MATRIX_FLAGS_$(word 2,$(subst -, ,$*)))" \
+		LDFLAGS="$(MATRIX_LDFLAGS_$(word 2,$(subst -, ,$*)))" > $(B)/matrix-$*.log 2>&1 \
+		|| { cat $(B)/matrix-$*.log; exit 1; }
+
+# The library alone in every standard it supports, compile-only.
+matrix-std:
+	@for cxx in g++ clang++; do for std in $(MATRIX_STDS); do for defs in "" "$(DEFS_asm)"; do \
+	  echo "== $$cxx -std=$$std $$defs"; \
+	  $$cxx -std=$$std $$defs -fno-exceptions -fno-rtti $(WARN) -Werror -O2 -c coroutine.cpp -o /dev/null || exit 1; \
+	done; done; done
+
