@@ -285,6 +285,8 @@ struct eh_state {
 	struct frame_info *handlers; /* the head of the chain */
 };
 #endif
+/* A runtime is known by its function that returns a thread's state in it. */
+typedef struct eh_state *(*eh_globals_func)(void);
 
 /* ---- The two structures ------------------------------------------------ */
 
@@ -338,8 +340,11 @@ struct schedule {
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
 	context main;                /* where coroutine_yield returns to */
 	uint64_t thread;             /* its thread's number: see move_to_this_thread */
-	struct eh_state *eh;         /* its thread's: see take_up_late_runtime */
+	uint64_t fast_thread;        /* thread, or none: see resume_the_long_way */
+	struct eh_state *eh;         /* its thread's state in its C++ runtime, or spare */
+	eh_globals_func eh_runtime;  /* that runtime; NULL until one is found */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
+	struct more_runtimes *more;  /* the C++ runtimes after the first; rarely any */
 #if COROUTINE_ASM || COROUTINE_FIBER
 	context finished_context;    /* where a finished coroutine's last switch saves */
 #endif
@@ -387,13 +392,8 @@ static ALWAYS_INLINE void load_mxcsr(const context *ctx)
 }
 #else
 /* Elsewhere swapcontext switches all of the floating-point environment. */
-static ALWAYS_INLINE void save_mxcsr(context *)
-{
-}
-
-static ALWAYS_INLINE void load_mxcsr(const context *)
-{
-}
+static ALWAYS_INLINE void save_mxcsr(context *) {}
+static ALWAYS_INLINE void load_mxcsr(const context *) {}
 #endif
 #define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
 /* setcontext only restores, where swapcontext would first save the whole
@@ -424,42 +424,42 @@ static thread_local volatile int asan_switching;
 
 /* ---- What the machinery supplies ---------------------------------------
  *
- * The story below calls these; each is defined in the section named.
+ * The story calls these; each is defined in the section of the machinery
+ * that the comment above it names.
  *
- * The slots: a doubling array, and beside it a tree of bitmaps of the
- * slots in use, which finds a free slot or the next coroutine in a few
- * steps whatever the number of slots.
+ * The slots: a doubling array, beside a tree of bitmaps of those in use.
  */
-static int make_slots(struct schedule *S);               /* 16 empty slots; 0 when out of memory */
+static int make_slots(struct schedule *S);               /* 16 empty ones; 0 when out of memory */
 static void free_slots(struct schedule *S);
 static int first_free_slot(const struct schedule *S);    /* the original's scan from nco; nco < cap */
 NOINLINE static int grow_slots(struct schedule *S);      /* doubles them: the first new id, or -1 */
 static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
-/*
- * The platform (POSIX, Windows, WebAssembly): len bytes of fresh memory
- * whose lowest guard bytes fault at any touch, or NULL; giving them back;
- * how many bytes a malloc'd block can hold.
- */
+/* The platforms: len bytes whose lowest guard bytes fault at any touch (or
+ * NULL), given back; the bytes a malloc'd block holds. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static size_t buffer_capacity(void *block);
-/* The context switch: saves main in S->main and calls run_coroutine(S) on
- * the top of the run stack (asm, ucontext or a fiber). */
+/* The switch: C started on the top of the run stack, main saved in
+ * S->main; and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
-/* WebAssembly's own frames, which move with the run stack (elsewhere,
- * these do nothing): the areas, their hand-over, main's stack bounds. */
 static void make_frames(struct schedule *S);
 static void hand_over_frames(struct schedule *S, struct coroutine *C);
 static void note_main_stack(struct schedule *S);
-/*
- * AddressSanitizer and valgrind: registering the run stack, each move of
- * the stack pointer between main and a coroutine (C NULL: the coroutine
- * starts, or has finished), the shadow of a slice, forgetting the bytes of
- * a coroutine that will not come back to them, and copying a slice in a
- * way they accept.
- */
+/* Slices in their blocks, and copied so that the sanitizers accept it; the
+ * quick paths of a shallow one, with no stack frame (NULL: not shallow). */
+static char *slice_bottom(char *dummy); /* where the live slice of dummy's function ends */
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown */
+static char *saved_slice(struct coroutine *C);
+static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
+static void copy_stack(char *to, const char *from, size_t n);
+static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
+static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
+static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
+/* AddressSanitizer and valgrind, told of the run stack and of every move
+ * of the stack pointer onto it and off it (C NULL: starts, or finished). */
 static void tools_register_run_stack(struct schedule *S);
 static void tools_forget_schedule(struct schedule *S);
 static void asan_leave_main(struct schedule *S);
@@ -472,31 +472,17 @@ static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
 static int tools_watch_run_stack(const struct schedule *S);
 static void forget_run_stack(struct schedule *S);
-/*
- * Slices in their blocks: the shallow one right after the struct, a deep
- * one where it copies fastest, at the same place at the save and at the
- * restore; copied in a way the sanitizers accept.
- */
-static char *saved_slice(struct coroutine *C);
-static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
-static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
-static void copy_stack(char *to, const char *from, size_t n);
-static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
-/* The quick paths: a shallow slice saved, or put back and continued, by
- * functions that need no stack frame (NULL, or take_run_stack, otherwise). */
-static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
-static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
-/*
- * The C++ exception state: main's and each coroutine's change hands at the
- * switches (C NULL: it has finished); the state of a runtime that arrived
- * late is taken up at a coroutine's start.
- */
-static struct eh_state *this_thread_eh(void);
+/* The C++ exception state, which changes hands at the switches (C NULL:
+ * finished); the runtimes, looked for when a schedule opens and at a
+ * coroutine's start while it keeps none (1: it keeps several now). */
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
-static void take_up_late_runtime(struct schedule *S);
-/* Threads: a number per thread, never reused; a schedule that moves to
- * another thread, leaving the coroutines suspended on the old one there. */
+static void ask_runtimes_on_this_thread(struct schedule *S);
+static int take_up_runtimes(struct schedule *S);
+static int take_up_late_runtime(struct schedule *S);
+NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id);
+static void free_more_runtimes(struct schedule *S);
+/* Threads: a number each, never reused; a schedule that moves here. */
 static uint64_t this_thread(void);
 NOINLINE static void move_to_this_thread(struct schedule *S);
 static thread_local uint64_t thread_number INITIAL_EXEC; /* 0 until this_thread */
@@ -552,14 +538,15 @@ struct schedule *coroutine_open(void)
 	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
 	if (S == NULL)
 		return NULL;
-	if (!make_slots(S) || !map_run_stack(S)) {
+	S->running = -1;
+	S->thread = S->fast_thread = this_thread();
+	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
+	if (!make_slots(S) || !take_up_runtimes(S) || !map_run_stack(S)) {
+		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
 		return NULL;
 	}
-	S->running = -1;
-	S->thread = this_thread();
-	S->eh = this_thread_eh();
 	return S;
 }
 
@@ -713,7 +700,10 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	if (C->status == SUSPENDED_ELSEWHERE)
 		fail("coroutine_resume: coroutine %d was suspended on another thread; "
 		     "resume it on that thread", id);
-	take_up_late_runtime(S);
+	if (take_up_late_runtime(S)) { /* it keeps several runtimes now */
+		coroutine_resume(S, id);
+		return;
+	}
 	S->running = id;
 	forget_run_stack(S);
 	hand_over_frames(S, NULL);
@@ -727,12 +717,19 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	asan_back_in_main(S);
 }
 
-/* Out of line, and the resume made again from the top: nothing has to
- * survive the walk in coroutine_resume's common case. */
-NOINLINE static void move_then_resume(struct schedule *S, int id)
+/*
+ * The resume of a schedule off its fast path: on another thread than its
+ * own, where it moves (see move_to_this_thread), or keeping more than one
+ * C++ runtime.  Out of line, and the resume made again from the top.
+ */
+NOINLINE static void resume_the_long_way(struct schedule *S, int id)
 {
-	move_to_this_thread(S);
-	coroutine_resume(S, id);
+	if (S->thread != this_thread())
+		move_to_this_thread(S);
+	if (S->more != NULL)
+		resume_keeping_more_runtimes(S, id);
+	else
+		coroutine_resume(S, id);
 }
 
 /* Tells which of coroutine_resume's checks failed, and stops. */
@@ -751,8 +748,8 @@ void coroutine_resume(struct schedule *S, int id)
 		refuse_resume(S, id);
 		return;
 	}
-	if (S->thread != thread_number) { /* 0 on a thread not yet numbered */
-		move_then_resume(S, id);
+	if (S->fast_thread != thread_number) { /* 0 on a thread not yet numbered */
+		resume_the_long_way(S, id);
 		return;
 	}
 	struct coroutine *C = S->co[id];
@@ -775,53 +772,9 @@ void coroutine_resume(struct schedule *S, int id)
 
 /* ---- Yielding: the dummy, and the save ------------------------------------------ */
 
-/*
- * The yielding coroutine (the owner of the run stack), its block made to
- * hold a slice of size bytes.  realloc may move it: its slot and S->owner
- * follow, and nothing else holds its address across a yield.  The old
- * slice comes along for nothing: the caller overwrites it.  Out of the way
- * of the common case, where the slice fits where it was.
- */
-NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
-{
-	struct coroutine *C = S->owner;
-	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
-	if (buffer_capacity(C) - sizeof *C >= room)
-		return C;
-	C = (struct coroutine *)realloc(C, sizeof *C + room);
-	if (C == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
-	S->co[S->running] = C;
-	S->owner = C;
-	return C;
-}
-
-/* What the ABI guarantees of the stack pointer at every call: 16 bytes on
- * the 64-bit targets; otherwise assume no more than a pointer's size. */
-#if defined(__x86_64__) || defined(__aarch64__)
-#define CALL_ALIGN 16
-#else
-#define CALL_ALIGN sizeof(void *)
-#endif
-/* Slices are whole blocks of this many bytes (see copy_shallow). */
-#define BLOCK 16
 /* The fewest bytes a live slice has: a return address at least, but on
  * wasm none, when the coroutine keeps all its frames in wasm locals. */
 #define MIN_SLICE (COROUTINE_FIBER ? 0 : 1)
-
-/*
- * The bottom of the live slice of the function whose local dummy is.  The
- * bytes from dummy up to its caller's stack pointer (a multiple of
- * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
- * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
- * Laundered, so that the compiler cannot trace the bottom back to dummy
- * and assume that only one byte is read.
- */
-static char *slice_bottom(char *dummy)
-{
-	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
-	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
-}
 
 /*
  * The dummy trick.  dummy is a local of this function, so its address lies
@@ -946,6 +899,7 @@ void coroutine_close(struct schedule *S)
 		delete_coroutine(C);
 	}
 	free_slots(S);
+	free_more_runtimes(S);
 	unmap_run_stack(S);
 	free(S);
 }
@@ -1139,30 +1093,11 @@ static int next_used_slot(const struct schedule *S, size_t i)
 	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
 }
 
-/* ---- The platforms: POSIX, Windows, WebAssembly --------------------------------
+/* ---- The platforms: mapping the run stack ------------------------------------------
  *
- * How the run stack and its guard are mapped, how large a malloc'd block
- * is, and how a C++ runtime that arrives late is found (see "The C++
- * exception state"): runtime_eh_state returns what the runtime's
- * __cxa_get_globals() returns on the calling thread, or NULL while the
- * process has none, looking again only once modules were loaded since the
- * thread last looked (modules_changed).
+ * map_guarded, unmap_guarded and buffer_capacity for Windows, WebAssembly
+ * and POSIX.
  */
-struct eh_state;
-typedef struct eh_state *(*eh_globals_func)(void);
-#if !defined(__APPLE__) && !EH_MSVC_ABI
-/* A program that catches has a runtime linked in: a weak reference finds
- * it (a static one too, which no lookup at run time sees).  Called
- * directly: MinGW marks the reference weak only for a call.  Not on Apple,
- * where ld64 wants a definition even for a weak reference. */
-extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
-
-static struct eh_state *linked_runtime_eh_state(void)
-{
-	return __cxa_get_globals ? __cxa_get_globals() : NULL;
-}
-#endif
-
 #if defined(_WIN32)
 #include <malloc.h>
 #define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
@@ -1193,65 +1128,6 @@ static size_t buffer_capacity(void *buffer)
 	return _msize(buffer);
 }
 
-#if !EH_MSVC_ABI
-/*
- * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load (LdrRegisterDllNotification, once per
- * process).  Where it cannot be asked, every call looks.
- */
-static volatile LONG dll_loads;
-static int counting_dll_loads;
-
-static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
-{
-	(void)data, (void)context;
-	if (reason == 1) /* LDR_DLL_NOTIFICATION_REASON_LOADED */
-		InterlockedIncrement(&dll_loads);
-}
-
-typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
-typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
-
-static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
-{
-	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
-	void *cookie;
-	(void)once, (void)param, (void)context;
-	counting_dll_loads = found != NULL
-		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
-	return TRUE;
-}
-
-static int modules_changed(void)
-{
-	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
-	static thread_local LONG seen = -1;
-	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
-	LONG loads = dll_loads;
-	if (counting_dll_loads && loads == seen)
-		return 0;
-	seen = loads;
-	return 1;
-}
-
-/* A weak reference resolves only to a definition linked in statically: a
- * runtime in a DLL is found by the DLL's name. */
-static struct eh_state *runtime_eh_state(void)
-{
-	static const char *const runtimes[] = { "libstdc++-6.dll", "libc++.dll" };
-	struct eh_state *linked = linked_runtime_eh_state();
-	if (linked != NULL || !modules_changed())
-		return linked;
-	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
-		HMODULE module = GetModuleHandleA(runtimes[i]);
-		FARPROC found = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
-		if (found)
-			return ((eh_globals_func)(void (*)(void))found)();
-	}
-	return NULL;
-}
-#endif
 #elif defined(__EMSCRIPTEN__)
 #include <malloc.h>
 
@@ -1280,11 +1156,6 @@ static size_t buffer_capacity(void *buffer)
 	return malloc_usable_size(buffer);
 }
 
-/* A WebAssembly program loads no library later: only a runtime linked in. */
-static struct eh_state *runtime_eh_state(void)
-{
-	return linked_runtime_eh_state();
-}
 #else
 #include <sys/mman.h>
 #if defined(__APPLE__)
@@ -1332,17 +1203,97 @@ static size_t buffer_capacity(void *buffer)
 #endif
 }
 
-#if defined(__APPLE__)
+#endif
+
+/* ---- The platforms: finding the C++ runtimes ---------------------------------------
+ *
+ * find_runtimes adds each runtime in the process, as its function that
+ * returns a thread's state in it (see "The C++ exception state"), and
+ * modules_changed says whether modules were loaded or unloaded since the
+ * calling thread last asked.  A program may load one later with a library
+ * (dlopen, LoadLibrary): on ELF, Apple and MinGW it is found in the global
+ * scope and by its file name; elsewhere only a runtime linked in is.
+ */
+#define MAX_RUNTIMES 3
+struct runtimes {
+	int n; /* -1 until the thread looks */
+	eh_globals_func get[MAX_RUNTIMES];
+};
+static void add_runtime(struct runtimes *found, eh_globals_func get);
+
+#if !defined(__APPLE__) && !EH_MSVC_ABI
+/* A program that catches has a runtime linked in: a weak reference finds
+ * it (a static one too, which no lookup at run time sees).  Called
+ * directly: MinGW marks the reference weak only for a call.  Not on Apple,
+ * where ld64 wants a definition even for a weak reference. */
+extern "C" struct eh_state *__cxa_get_globals(void) WEAK;
+
+static struct eh_state *linked_runtime(void)
+{
+	return __cxa_get_globals ? __cxa_get_globals() : NULL;
+}
+#endif
+
+#if defined(_WIN32) && !EH_MSVC_ABI
+/*
+ * Windows keeps no count of the DLLs loaded: ntdll is asked to call
+ * count_dll_load at each load and unload (LdrRegisterDllNotification, once
+ * per process).  Where it cannot be asked, every call looks.
+ */
+static volatile LONG dll_loads;
+static int counting_dll_loads;
+
+static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
+{
+	(void)reason, (void)data, (void)context; /* loaded (1) or unloaded (2) */
+	InterlockedIncrement(&dll_loads);
+}
+
+typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
+typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
+
+static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
+{
+	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
+	void *cookie;
+	(void)once, (void)param, (void)context;
+	counting_dll_loads = found != NULL
+		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
+	return TRUE;
+}
+
+static int modules_changed(void)
+{
+	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
+	static thread_local LONG seen = -1;
+	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
+	LONG loads = dll_loads;
+	if (counting_dll_loads && loads == seen)
+		return 0;
+	seen = loads;
+	return 1;
+}
+
+/* A weak reference resolves only to a definition linked in statically: a
+ * runtime in a DLL is found by the DLL's name. */
+static void find_runtimes(struct runtimes *found)
+{
+	static const char *const names[] = { "libstdc++-6.dll", "libc++.dll" };
+	add_runtime(found, linked_runtime);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		HMODULE module = GetModuleHandleA(names[i]);
+		FARPROC get = module ? GetProcAddress(module, "__cxa_get_globals") : NULL;
+		add_runtime(found, (eh_globals_func)(void (*)(void))get);
+	}
+}
+#elif (defined(__ELF__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)
 #include <dlfcn.h>
+#if defined(__APPLE__)
 #include <mach-o/dyld.h>
 /* No weak reference (see above).  libc++abi, loaded in every process
  * (libSystem needs it), is found at the first look. */
-static struct eh_state *linked_runtime_eh_state(void)
-{
-	return NULL;
-}
-
-static const char *const runtimes[] = { "/usr/lib/libc++abi.dylib" };
+static const char *const runtime_names[] = { "/usr/lib/libc++abi.dylib" };
 
 static int modules_changed(void)
 {
@@ -1353,11 +1304,10 @@ static int modules_changed(void)
 	seen = images;
 	return 1;
 }
-#elif defined(__ELF__)
-#include <dlfcn.h>
+#else
 #include <link.h>
 
-static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1" };
+static const char *const runtime_names[] = { "libstdc++.so.6", "libc++abi.so.1" };
 
 /* How many modules have ever been loaded (glibc and musl count them): the
  * first module's entry says, and the walk stops there. */
@@ -1380,37 +1330,49 @@ static int modules_changed(void)
 }
 #endif
 
-#if defined(__APPLE__) || defined(__ELF__)
-/* dlopen with RTLD_NOLOAD opens only what is loaded already. */
-static void *find_in_runtime(const char *name, const char *symbol)
+/* dlopen with RTLD_NOLOAD opens only what is loaded already: looking
+ * never loads a runtime. */
+static eh_globals_func find_in_runtime(const char *name)
 {
 	void *module = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
 	if (module == NULL)
 		return NULL;
-	void *found = dlsym(module, symbol);
+	void *found = dlsym(module, "__cxa_get_globals");
 	dlclose(module);
-	return found;
+	return (eh_globals_func)found;
 }
 
 /* In the global scope (dlsym), which misses a library loaded RTLD_LOCAL
  * (dlopen's default) and the runtime it brought, so also by file name. */
-static struct eh_state *runtime_eh_state(void)
+static void find_runtimes(struct runtimes *found)
 {
-	struct eh_state *linked = linked_runtime_eh_state();
-	if (linked != NULL || !modules_changed())
-		return linked;
-	void *found = dlsym(RTLD_DEFAULT, "__cxa_get_globals");
-	for (size_t i = 0; found == NULL && i < sizeof runtimes / sizeof runtimes[0]; i++)
-		found = find_in_runtime(runtimes[i], "__cxa_get_globals");
-	return found ? ((eh_globals_func)found)() : NULL;
+#if !defined(__APPLE__)
+	add_runtime(found, linked_runtime);
+#endif
+	add_runtime(found, (eh_globals_func)dlsym(RTLD_DEFAULT, "__cxa_get_globals"));
+	for (size_t i = 0; i < sizeof runtime_names / sizeof runtime_names[0]; i++)
+		add_runtime(found, find_in_runtime(runtime_names[i]));
 }
 #else
-/* Elsewhere, only a runtime linked in. */
-static struct eh_state *runtime_eh_state(void)
+/* vcruntime, which every program built with Microsoft's ABI links, or a
+ * runtime linked in: nothing arrives later. */
+static int modules_changed(void)
 {
-	return linked_runtime_eh_state();
+	return 0;
 }
+
+#if EH_MSVC_ABI
+static struct eh_state *vcruntime_eh(void);
 #endif
+
+static void find_runtimes(struct runtimes *found)
+{
+#if EH_MSVC_ABI
+	add_runtime(found, vcruntime_eh);
+#else
+	add_runtime(found, linked_runtime);
+#endif
+}
 #endif
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
@@ -1468,7 +1430,6 @@ static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
 {
 	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
 }
-#endif
 
 /*
  * Hands the asyncify area over to C, or to a coroutine that starts (C
@@ -1480,7 +1441,6 @@ static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
  */
 static void hand_over_frames(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_FIBER
 	struct coroutine *owner = S->owner;
 	if (owner != NULL) {
 		size_t n = unwound_bytes(S, owner);
@@ -1494,9 +1454,6 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
 	}
 	if (C != NULL)
 		memcpy(S->frames, C->frames, unwound_bytes(S, C));
-#else
-	(void)S, (void)C;
-#endif
 }
 
 /* The bounds of the C stack main's fiber runs on, which each switch back
@@ -1504,12 +1461,8 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
  * resumer's, a coroutine of another schedule when schedules nest. */
 static void note_main_stack(struct schedule *S)
 {
-#if COROUTINE_FIBER
 	S->main.fiber.stack_base = (void *)emscripten_stack_get_base();
 	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
-#else
-	(void)S;
-#endif
 }
 
 /*
@@ -1523,15 +1476,16 @@ static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
 
 static void make_frames(struct schedule *S)
 {
-#if COROUTINE_FIBER
 	S->frames = S->stack - GUARD_SIZE;
 	emscripten_fiber_init_from_current_context(&S->main.fiber, S->frames + ASYNCIFY_SIZE, ASYNCIFY_SIZE);
 	emscripten_fiber_init_from_current_context(&S->finished_context.fiber, S->frames, ASYNCIFY_SIZE);
 	fiber_hooks(ASYNCIFY_SIZE);
-#else
-	(void)S;
-#endif
 }
+#else
+static void hand_over_frames(struct schedule *, struct coroutine *) {}
+static void note_main_stack(struct schedule *) {}
+static void make_frames(struct schedule *) {}
+#endif
 
 /* ---- The context switch: starting a coroutine, per backend ------------------- */
 
@@ -1576,6 +1530,51 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 #endif
 
 /* ---- Slices in their blocks, and the quick paths of a shallow one ----------------- */
+
+/* What the ABI guarantees of the stack pointer at every call: 16 bytes on
+ * the 64-bit targets; otherwise assume no more than a pointer's size. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CALL_ALIGN 16
+#else
+#define CALL_ALIGN sizeof(void *)
+#endif
+/* Slices are whole blocks of this many bytes (see copy_shallow). */
+#define BLOCK 16
+
+/*
+ * The bottom of the live slice of the function whose local dummy is.  The
+ * bytes from dummy up to its caller's stack pointer (a multiple of
+ * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
+ * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
+ * Laundered, so that the compiler cannot trace the bottom back to dummy
+ * and assume that only one byte is read.
+ */
+static char *slice_bottom(char *dummy)
+{
+	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
+	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
+}
+
+/*
+ * The yielding coroutine (the owner of the run stack), its block made to
+ * hold a slice of size bytes.  realloc may move it: its slot and S->owner
+ * follow, and nothing else holds its address across a yield.  The old
+ * slice comes along for nothing: the caller overwrites it.  Out of the way
+ * of the common case, where the slice fits where it was.
+ */
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
+{
+	struct coroutine *C = S->owner;
+	size_t room = size + SLICE_ALIGN - 1; /* see saved_deep_slice */
+	if (buffer_capacity(C) - sizeof *C >= room)
+		return C;
+	C = (struct coroutine *)realloc(C, sizeof *C + room);
+	if (C == NULL)
+		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+	S->co[S->running] = C;
+	S->owner = C;
+	return C;
+}
 
 /* The saved shallow slice: right after the struct, in the coroutine's own block. */
 static char *saved_slice(struct coroutine *C)
@@ -1635,10 +1634,7 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 	return &C->ctx;
 }
 #else
-static context *save_shallow_stack(struct schedule *, struct coroutine *)
-{
-	return NULL;
-}
+static context *save_shallow_stack(struct schedule *, struct coroutine *) { return NULL; }
 #endif
 
 /*
@@ -1714,49 +1710,32 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 #if COROUTINE_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#endif
 
 /*
  * ASan keeps a shadow of every stack and must be told when the stack
  * pointer moves to another stack (the "fiber switch" calls), or it takes
- * the run stack for a wild overflow of the main stack.
+ * the run stack for a wild overflow of the main stack.  A coroutine's C
+ * is NULL at its first entry (no bookkeeping yet) and once it has finished
+ * (its bookkeeping can go).
  */
 static void asan_leave_main(struct schedule *S)
 {
-#if COROUTINE_ASAN
 	__sanitizer_start_switch_fiber(&S->main_fake_stack, S->stack, STACK_SIZE);
-#else
-	(void)S;
-#endif
 }
 
 static void asan_back_in_main(struct schedule *S)
 {
-#if COROUTINE_ASAN
 	__sanitizer_finish_switch_fiber(S->main_fake_stack, NULL, NULL);
-#else
-	(void)S;
-#endif
 }
 
-/* C is NULL on a coroutine's first entry: it has no bookkeeping yet. */
 static void asan_enter_coroutine(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	__sanitizer_finish_switch_fiber(C ? C->fake_stack : NULL, &S->main_bottom, &S->main_size);
-#else
-	(void)S, (void)C;
-#endif
 }
 
-/* C is NULL when the coroutine has finished: its bookkeeping can go. */
 static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	__sanitizer_start_switch_fiber(C ? &C->fake_stack : NULL, S->main_bottom, S->main_size);
-#else
-	(void)S, (void)C;
-#endif
 }
 
 /*
@@ -1767,7 +1746,6 @@ static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
  */
 NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	void *main_fake_stack;
 	const void *bottom;
 	size_t size;
@@ -1775,26 +1753,6 @@ NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C
 	__sanitizer_finish_switch_fiber(C->fake_stack, &bottom, &size);
 	__sanitizer_start_switch_fiber(NULL, bottom, size);
 	__sanitizer_finish_switch_fiber(main_fake_stack, NULL, NULL);
-#else
-	(void)S, (void)C;
-#endif
-}
-
-#if COROUTINE_ASAN
-/* malloc knows how large a buffer is: no capacity field to keep. */
-static int buffer_holds(const char *buffer, size_t size)
-{
-	return buffer != NULL && buffer_capacity((void *)buffer) >= size;
-}
-
-/* ASan's shadow of a slice has a buffer of its own, grown like the slice. */
-NOINLINE static void grow_buffer(char **buffer, size_t size, const char *what)
-{
-	char *grown = (char *)malloc(size);
-	if (grown == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of %s", size, what);
-	free(*buffer);
-	*buffer = grown;
 }
 
 /* ASan's shadow of the live slice of C: one byte describes 8 (1 << scale). */
@@ -1807,46 +1765,49 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 	*n = (top >> scale) - (bottom >> scale);
 	return (char *)((bottom >> scale) + offset);
 }
-#endif
 
 /*
  * The shadow of the live slice (the redzones around the locals of frames
  * that have not returned) is saved and put back with its bytes, so that
- * ASan still sees an overflow of a local that lived across a yield.  The
- * shadow itself is memory ASan does not let checked code touch.
+ * ASan still sees an overflow of a local that lived across a yield.  It
+ * has a buffer of its own, grown like the slice (malloc knows its size).
+ * The shadow itself is memory ASan does not let checked code touch.
  */
 NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	size_t n;
 	const char *from = slice_shadow(S, C, &n);
-	if (!buffer_holds(C->shadow, n))
-		grow_buffer(&C->shadow, n, "ASan shadow");
+	if (C->shadow == NULL || buffer_capacity(C->shadow) < n) {
+		char *grown = (char *)malloc(n);
+		if (grown == NULL)
+			fail("coroutine_yield: out of memory saving %zu bytes of ASan shadow", n);
+		free(C->shadow);
+		C->shadow = grown;
+	}
 	copy_stack(C->shadow, from, n);
-#else
-	(void)S, (void)C;
-#endif
 }
 
 NO_ASAN static void asan_restore_shadow(struct schedule *S, struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	size_t n;
 	char *to = slice_shadow(S, C, &n);
 	copy_stack(to, C->shadow, n);
-#else
-	(void)S, (void)C;
-#endif
 }
 
 static void asan_free_shadow(struct coroutine *C)
 {
-#if COROUTINE_ASAN
 	free(C->shadow);
-#else
-	(void)C;
-#endif
 }
+#else
+static void asan_leave_main(struct schedule *) {}
+static void asan_back_in_main(struct schedule *) {}
+static void asan_enter_coroutine(struct schedule *, struct coroutine *) {}
+static void asan_leave_coroutine(struct schedule *, struct coroutine *) {}
+static void asan_free_fake_stack(struct schedule *, struct coroutine *) {}
+static void asan_save_shadow(struct schedule *, struct coroutine *) {}
+static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
+static void asan_free_shadow(struct coroutine *) {}
+#endif
 
 #if COROUTINE_VALGRIND
 /*
@@ -1861,33 +1822,32 @@ static int memcheck_watches(void)
 	return VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
 }
 
+/* valgrind is told where the run stack is, so that it tells a switch from
+ * a huge frame. */
+static void tools_register_run_stack(struct schedule *S)
+{
+	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
+	S->memcheck = memcheck_watches();
+}
+
 /* Out of line: the request builds its arguments in a frame of its own. */
 NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
 {
 	VALGRIND_MAKE_MEM_UNDEFINED(S->stack, STACK_SIZE);
 }
-#endif
-
-/* valgrind is told where the run stack is, so that it tells a switch from
- * a huge frame. */
-static void tools_register_run_stack(struct schedule *S)
-{
-#if COROUTINE_VALGRIND
-	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
-	S->memcheck = memcheck_watches();
+#define MEMCHECK_WATCHES(S) ((S)->memcheck)
+#define VALGRIND_FORGET_SCHEDULE(S) VALGRIND_STACK_DEREGISTER((S)->valgrind_stack_id)
 #else
-	(void)S;
+static void tools_register_run_stack(struct schedule *) {}
+static void memcheck_forget_run_stack(struct schedule *) {}
+#define MEMCHECK_WATCHES(S) ((void)(S), 0)
+#define VALGRIND_FORGET_SCHEDULE(S) ((void)0)
 #endif
-}
 
 /* Whether forget_run_stack has anyone to tell. */
 static int tools_watch_run_stack(const struct schedule *S)
 {
-#if COROUTINE_VALGRIND
-	if (S->memcheck)
-		return 1;
-#endif
-	return (void)S, COROUTINE_ASAN;
+	return COROUTINE_ASAN || MEMCHECK_WATCHES(S);
 }
 
 /*
@@ -1901,11 +1861,8 @@ static void forget_run_stack(struct schedule *S)
 #if COROUTINE_ASAN
 	ASAN_UNPOISON_MEMORY_REGION(S->stack, STACK_SIZE);
 #endif
-#if COROUTINE_VALGRIND
-	if (S->memcheck)
+	if (MEMCHECK_WATCHES(S))
 		memcheck_forget_run_stack(S);
-#endif
-	(void)S;
 }
 
 /* At close: a later mapping at these addresses must not inherit stale
@@ -1913,9 +1870,7 @@ static void forget_run_stack(struct schedule *S)
 static void tools_forget_schedule(struct schedule *S)
 {
 	forget_run_stack(S);
-#if COROUTINE_VALGRIND
-	VALGRIND_STACK_DEREGISTER(S->valgrind_stack_id);
-#endif
+	VALGRIND_FORGET_SCHEDULE(S);
 }
 
 /* ---- The C++ exception state --------------------------------------------------------
@@ -1927,28 +1882,18 @@ static void tools_forget_schedule(struct schedule *S)
  * coroutine's in struct coroutine (in its frame it would cost every slice
  * more bytes than the field).  The library links into a C program with no
  * runtime, which may get one later with a library it loads: while there is
- * none, a spare of the thread's own is swapped instead, and a runtime that
- * arrives is taken up at a coroutine's start (take_up_late_runtime).
+ * none, a spare of the thread's own is swapped, and the runtimes that
+ * arrive are taken up on the slow paths (take_up_runtimes).  A process may
+ * hold two runtimes (libstdc++ and libc++abi, each with its own state):
+ * the first is swapped on the fast path, the others on resume_the_long_way.
  */
 
-/*
- * The running thread's exception state: the runtime's, or the thread's
- * spare while the process has none.  Never NULL once asked, so that the
- * swaps need no test.  Asked once per thread (it costs a call into the
- * runtime); a thread on its spare asks again on the slow paths (open, a
- * thread's first resume, a coroutine's start): one may have arrived.
- */
-static thread_local struct eh_state *thread_eh INITIAL_EXEC;
+/* The runtimes as this thread last found them, and its spare state. */
+static thread_local struct runtimes thread_runtimes INITIAL_EXEC = { -1, {} };
 static thread_local struct eh_state spare_eh INITIAL_EXEC;
 
 #if !EH_MSVC_ABI
-static struct eh_state *runtime_eh(void)
-{
-	struct eh_state *runtime = runtime_eh_state();
-	return runtime ? runtime : &spare_eh;
-}
-
-/* *to = the state of the thread whose runtime_eh is thread. */
+/* *to = the state of the thread whose state in a runtime is thread. */
 static void save_thread_eh(const struct eh_state *thread, struct eh_state *to)
 {
 	*to = *thread;
@@ -1988,12 +1933,11 @@ struct eh_places {
 };
 static thread_local struct eh_places eh_places;
 
-/* The places are the runtime's, always there: what runtime_eh returns only
- * names the thread's state, and is never the spare, which would have the
- * thread ask again at every slow path. */
+/* The places are the runtime's: what vcruntime_eh returns only names the
+ * thread's state for the swaps below, which go to the places. */
 static thread_local struct eh_state runtime_named;
 
-static struct eh_state *runtime_eh(void)
+static struct eh_state *vcruntime_eh(void)
 {
 	eh_places.exception = __current_exception();
 	eh_places.context = __current_exception_context();
@@ -2035,18 +1979,105 @@ static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
 }
 #endif
 
-static struct eh_state *this_thread_eh(void)
+/* Adds get to the runtimes found, unless there is none (NULL) or it is one
+ * of them under another name (the same state on this thread). */
+static void add_runtime(struct runtimes *found, eh_globals_func get)
 {
-	if (thread_eh == NULL || thread_eh == &spare_eh)
-		thread_eh = runtime_eh();
-	return thread_eh;
+	struct eh_state *state = get ? get() : NULL;
+	if (state == NULL || found->n == MAX_RUNTIMES)
+		return;
+	for (int i = 0; i < found->n; i++)
+		if (found->get[i]() == state)
+			return;
+	found->get[found->n++] = get;
+}
+
+/* The runtimes in the process, as this thread last found them: looked for
+ * again when modules were loaded or unloaded since. */
+static const struct runtimes *runtimes_found(void)
+{
+	if (thread_runtimes.n < 0 || modules_changed()) {
+		thread_runtimes.n = 0;
+		find_runtimes(&thread_runtimes);
+	}
+	return &thread_runtimes;
+}
+
+/* The runtimes a schedule keeps after its first, with each coroutine's
+ * state in them: saved[id * (MAX_RUNTIMES - 1) + k], for cap slots. */
+struct more_runtimes {
+	int n;
+	eh_globals_func get[MAX_RUNTIMES - 1];
+	struct eh_state *state[MAX_RUNTIMES - 1]; /* the schedule's thread's */
+	int cap;
+	struct eh_state *saved;
+};
+
+/* No thread has this number: a schedule with more runtimes always takes
+ * resume_the_long_way. */
+#define NO_THREAD UINT64_MAX
+
+/* S keeps runtime get's state, beside those it keeps; 0 when out of memory. */
+static int keep_runtime(struct schedule *S, eh_globals_func get)
+{
+	struct eh_state *state = get();
+	if (S->eh_runtime == NULL) {
+		S->eh_runtime = get;
+		S->eh = state;
+		return 1;
+	}
+	struct more_runtimes *m = S->more;
+	if (state == S->eh || (m != NULL && m->n == MAX_RUNTIMES - 1))
+		return 1;
+	for (int k = 0; m != NULL && k < m->n; k++)
+		if (m->state[k] == state)
+			return 1;
+	if (m == NULL && (m = (struct more_runtimes *)calloc(1, sizeof *m)) == NULL)
+		return 0;
+	m->get[m->n] = get;
+	m->state[m->n++] = state;
+	S->more = m;
+	S->fast_thread = NO_THREAD;
+	return 1;
+}
+
+/*
+ * Makes S keep every runtime its thread finds; 0 when out of memory.  Only
+ * from main with no coroutine of S running, when it is consistent: a
+ * runtime that S did not keep has held main's state and no coroutine's of
+ * S apart from main's, so main's goes on there, and each coroutine's
+ * starts empty.  Exceptions caught in between, in the code that brought
+ * the runtime, are not kept apart.
+ */
+static int take_up_runtimes(struct schedule *S)
+{
+	const struct runtimes *found = runtimes_found();
+	for (int i = 0; i < found->n; i++)
+		if (!keep_runtime(S, found->get[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * A runtime that arrived while S kept none is taken up when a coroutine
+ * starts, the first moment its own state matters (looking is a call into
+ * the C library: see README's Performance).  Returns 1 when S now keeps
+ * more than one runtime: the resume must then take the long way.
+ */
+static int take_up_late_runtime(struct schedule *S)
+{
+	if (S->eh_runtime != NULL)
+		return 0;
+	if (!take_up_runtimes(S))
+		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
+	return S->more != NULL;
 }
 
 /*
  * At a resume, main's state goes into the schedule and C's, saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
  * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is the thread's, never NULL.
+ * back.  S->eh is never NULL: the swaps need no test.
  */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
@@ -2062,18 +2093,62 @@ static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 	load_thread_eh(S->eh, &S->main_eh);
 }
 
-/*
- * A runtime loaded since S last asked is taken up when a coroutine starts,
- * from main, with no coroutine of S running: the spare has only held empty
- * states (nothing filled them), and the runtime's holds main's, which goes
- * on there.  Taken up while a coroutine of S ran, the runtime's would hold
- * the coroutine's and main's together.  Exceptions caught before the
- * take-up, in code that loaded the runtime, are not kept apart.
- */
-static void take_up_late_runtime(struct schedule *S)
+/* Room in m->saved for every slot of S. */
+static void make_room_for_more(struct schedule *S, struct more_runtimes *m)
 {
-	if (S->eh == &spare_eh)
-		S->eh = this_thread_eh();
+	if (m->cap >= S->cap)
+		return;
+	size_t row = MAX_RUNTIMES - 1, old = (size_t)m->cap * row, n = (size_t)S->cap * row;
+	struct eh_state *saved = (struct eh_state *)realloc(m->saved, n * sizeof *saved);
+	if (saved == NULL)
+		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
+	memset(saved + old, 0, (n - old) * sizeof *saved);
+	m->saved = saved;
+	m->cap = S->cap;
+}
+
+/*
+ * The runtimes after the first change hands around the whole resume, on
+ * main's side: main's state waits in this frame (on main's stack, which is
+ * never copied), the coroutine's in m->saved while it is suspended.
+ */
+NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
+{
+	static const struct eh_state none = {};
+	struct more_runtimes *m = S->more;
+	struct eh_state mains[MAX_RUNTIMES - 1];
+	struct coroutine *C = S->co[id];
+	if (C == NULL)
+		return;
+	make_room_for_more(S, m);
+	struct eh_state *own = &m->saved[(size_t)id * (MAX_RUNTIMES - 1)];
+	for (int k = 0; k < m->n; k++) {
+		save_thread_eh(m->state[k], &mains[k]);
+		load_thread_eh(m->state[k], C->status == COROUTINE_READY ? &none : &own[k]);
+	}
+	S->fast_thread = S->thread;
+	coroutine_resume(S, id);
+	S->fast_thread = NO_THREAD;
+	for (int k = 0; k < m->n; k++) {
+		if (S->co[id] != NULL) /* suspended again */
+			save_thread_eh(m->state[k], &own[k]);
+		load_thread_eh(m->state[k], &mains[k]);
+	}
+}
+
+/* The schedule's runtimes, asked for the calling thread's state in each. */
+static void ask_runtimes_on_this_thread(struct schedule *S)
+{
+	S->eh = S->eh_runtime ? S->eh_runtime() : &spare_eh;
+	for (int k = 0; S->more != NULL && k < S->more->n; k++)
+		S->more->state[k] = S->more->get[k]();
+}
+
+static void free_more_runtimes(struct schedule *S)
+{
+	if (S->more != NULL)
+		free(S->more->saved);
+	free(S->more);
 }
 
 /* ---- Threads ----------------------------------------------------------------------- */
@@ -2120,5 +2195,8 @@ NOINLINE static void move_to_this_thread(struct schedule *S)
 		}
 	}
 	S->thread = here;
-	S->eh = this_thread_eh();
+	S->fast_thread = S->more ? NO_THREAD : here;
+	ask_runtimes_on_this_thread(S);
+	if (!take_up_runtimes(S))
+		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
 }

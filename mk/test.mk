@@ -48,8 +48,15 @@ $(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
 $(O)/late_runtime_plugin.so: test/support/late_runtime_plugin.cpp test/support/late_runtime.h coroutine.h
 	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -fPIC -shared $(LDFLAGS) $< -o $@
 
+# And the same library built with clang++ against libc++ and libc++abi
+# (libc++-dev), a second C++ runtime beside libstdc++: natively only, and
+# where it does not build, its tests say so and skip.
+LIBCXX_CXX ?= clang++ -stdlib=libc++
+$(O)/late_runtime_plugin_libcxx.so: test/support/late_runtime_plugin.cpp test/support/late_runtime.h coroutine.h
+	-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -g $(TEST_INCLUDES) -fPIC -shared $< -o $@
+
 $(O)/test_late_runtime: TESTLIBS += -rdynamic
-$(O)/test_late_runtime: | $(O)/late_runtime_plugin.so
+$(O)/test_late_runtime: | $(O)/late_runtime_plugin.so $(if $(EMULATOR),,$(O)/late_runtime_plugin_libcxx.so)
 
 # test_guard's largest frames come from code built with -fstack-clash-protection.
 $(O)/clash_frames.o: test/support/clash_frames.c test/support/clash_frames.h

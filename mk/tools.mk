@@ -27,6 +27,10 @@ ASAN_BUGS := heap_overflow:heap-buffer-overflow stack_overflow:stack-buffer-over
 # BUGS is a list of words: dots stand for the spaces of a report (grep regex).
 MEMCHECK_BUGS := uninitialised:Conditional.jump.or.move.depends.on.uninitialised.value
 
+$(O)/bugs/%.o: test/bugs/%.c coroutine.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) -I. -c $< -o $@
+
 $(O)/bugs/%: $(O)/bugs/%.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -o $@
 

@@ -20,11 +20,16 @@ WASM_OPT ?= -O2
 WASM_B   := $(B)/wasm$(WASM_OPT)
 WASM_LDFLAGS := -sASYNCIFY -sALLOW_MEMORY_GROWTH=1
 WASM_RUN := $(NODE) --no-experimental-fetch
-WASM_VARS = B=$(WASM_B) BACKEND=fiber EXE=.js CC=$(EMCC) CXX=$(EMXX) AR=$(EMAR) \
-	CFLAGS="$(WASM_OPT)" CXXFLAGS="$(WASM_OPT)" LDFLAGS="$(WASM_OPT) $(WASM_LDFLAGS) -sNODERAWFS=1" \
-	RUN="$(WASM_RUN)"
-# make again with emcc and em++, which find node's acorn through NODE_PATH.
-WASM_MAKE = NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory $(WASM_VARS)
+# $(call wasm-make,OPT): make again with emcc and em++, which find node's
+# acorn through NODE_PATH, for a build at OPT in $(B)/wasm<OPT>.
+wasm-make = NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory \
+	B=$(B)/wasm$(1) BACKEND=fiber EXE=.js CC=$(EMCC) CXX=$(EMXX) AR=$(EMAR) \
+	CFLAGS="$(1)" CXXFLAGS="$(1)" LDFLAGS="$(1) $(WASM_LDFLAGS) -sNODERAWFS=1" RUN="$(WASM_RUN)"
+WASM_MAKE = $(call wasm-make,$(WASM_OPT))
+# The driver again at -Os: there a coroutine can keep all its frames in
+# wasm locals, and its yield then saves no byte of the C stack (at -O2 a
+# bare yield saves 16).  The driver alone, to keep wasm-test short.
+WASM_OPT_SMALL := -Os
 
 .PHONY: wasm-test
 wasm-test:
@@ -37,6 +42,7 @@ wasm-test:
 	@$(WASM_MAKE) B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
 	@echo "== test/platform/wasm_faults.sh"
 	@test/platform/wasm_faults.sh "$(WASM_RUN)" $(WASM_B)/faults/fiber/wasm_faults.js
+	@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS=driver check
 
 # The wasm twin of bench: the fiber backend beside Emscripten's own fiber
 # round trip, under node, built with WASM_OPT (-O2 unless given).

@@ -5,7 +5,7 @@
  * from a few bytes to most of the run stack checked byte for byte after
  * every switch; the walk over the slots in use (coroutine_next); values
  * held in callee-saved registers and the rounding mode, on each side of a
- * switch.
+ * switch, and the mode a new coroutine starts with.
  *
  *     driver [RUNS]    (RUNS random programs, 60 unless given)
  *     driver --child NAME   (one of the cases that end the program: see
@@ -39,10 +39,14 @@
 #include "plain.h"
 
 #include <fenv.h>
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h> /* flush-to-zero, which <fenv.h> does not reach */
+#endif
 
 #define PROGRAM_BYTES 6000 /* a few hundred switches each, as test_model.c */
 
@@ -385,6 +389,92 @@ static const char *rounding_modes(void)
 	}
 	return NULL;
 }
+
+/* Records whether it rounds as main's rounder ud at its start. */
+static void round_as_at_start(struct schedule *S, void *ud)
+{
+	(void)S;
+	struct rounder *r = (struct rounder *)ud;
+	if (!rounds_as(r))
+		r->wrong++;
+}
+
+/*
+ * A new coroutine rounds as main did when it started it.  Under each mode
+ * in turn: a coroutine that took its mode from anywhere else (a context
+ * left by an earlier coroutine, whose memory it may reuse) would round as
+ * main under one mode at most.
+ */
+static const char *new_coroutine_starts_with_mains_mode(void)
+{
+	static char why[96];
+	struct rounder r[3] = { { FE_UPWARD, { 0, 0 }, 0 }, { FE_DOWNWARD, { 0, 0 }, 0 },
+				{ FE_TONEAREST, { 0, 0 }, 0 } };
+	struct schedule *S = coroutine_open();
+	if (S == NULL)
+		return "coroutine_open returned NULL";
+	for (int i = 0; i < 3; i++) {
+		fesetround(r[i].mode);
+		thirds_now(r[i].thirds);
+		coroutine_resume(S, coroutine_new(S, round_as_at_start, &r[i]));
+	}
+	coroutine_close(S);
+	fesetround(FE_TONEAREST);
+	for (int i = 0; i < 3; i++) {
+		if (r[i].wrong) {
+			snprintf(why, sizeof why, "started while main rounded %s, it rounded otherwise",
+				 i == 0 ? "upward" : i == 1 ? "downward" : "to nearest");
+			return why;
+		}
+	}
+	return NULL;
+}
+
+#if defined(__SSE2__)
+/*
+ * Flush-to-zero (MXCSR bit 15), which no <fenv.h> function sets: SSE
+ * arithmetic then gives 0 where the result would be subnormal.  A new
+ * coroutine flushes when main does, and not once main has stopped.
+ */
+static volatile double smallest_normal = DBL_MIN;
+
+static int flushes_to_zero(void)
+{
+	volatile double half = smallest_normal / 2;
+	return half == 0.0;
+}
+
+static void note_flush_to_zero(struct schedule *S, void *ud)
+{
+	(void)S;
+	*(int *)ud = flushes_to_zero();
+}
+
+static const char *new_coroutine_starts_with_mains_flush_to_zero(void)
+{
+	unsigned int mains = _mm_getcsr();
+	_MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+	int acts = flushes_to_zero();
+	_mm_setcsr(mains);
+	if (!acts)
+		return NULL; /* no flush-to-zero here (valgrind's CPU): nothing to see */
+	const char *why = NULL;
+	struct schedule *S = coroutine_open();
+	if (S == NULL)
+		return "coroutine_open returned NULL";
+	for (int on = 1; on >= 0 && why == NULL; on--) {
+		_MM_SET_FLUSH_ZERO_MODE(on ? _MM_FLUSH_ZERO_ON : _MM_FLUSH_ZERO_OFF);
+		int seen = -1;
+		coroutine_resume(S, coroutine_new(S, note_flush_to_zero, &seen));
+		if (seen != on)
+			why = on ? "started while main flushed to zero, it did not"
+				 : "started while main did not flush to zero, it did";
+	}
+	coroutine_close(S);
+	_mm_setcsr(mains);
+	return why;
+}
+#endif
 
 /* ---- The sticky exception flags ----------------------------------------- */
 
@@ -762,6 +852,10 @@ int main(int argc, char **argv)
 	report("callee-saved values survive every switch", callee_saved_values());
 #if HAS_ROUNDING_MODES
 	report("each side keeps its rounding mode", rounding_modes());
+	report("a new coroutine starts with main's rounding mode", new_coroutine_starts_with_mains_mode());
+#if defined(__SSE2__)
+	report("a new coroutine starts with main's flush-to-zero", new_coroutine_starts_with_mains_flush_to_zero());
+#endif
 #if COROUTINE_ASM
 	report("sticky flags stay with the thread", sticky_flags());
 #else

@@ -15,7 +15,10 @@
  *   - an exception_ptr taken in a coroutine's handler after a yield holds
  *     the coroutine's exception, and main rethrows it;
  *   - an exception that escapes a coroutine ends the program: main's
- *     handler around the resume never sees it.
+ *     handler around the resume never sees it;
+ *   - the runtime's per-thread values themselves (the exception being
+ *     handled, its context, the count of throws in flight) are each
+ *     side's own across yields.
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
@@ -28,6 +31,12 @@
 
 /* std::uncaught_exceptions() is this vcruntime function. */
 extern "C" int __cdecl __uncaught_exceptions(void);
+
+/* Where vcruntime keeps the thread's exception state (as coroutine.cpp
+ * declares them). */
+extern "C" void **__cdecl __current_exception(void);
+extern "C" void **__cdecl __current_exception_context(void);
+extern "C" int *__cdecl __processing_throw(void);
 
 /* ---- std::exception_ptr, as msvcp140 implements it ---------------------- */
 
@@ -286,6 +295,119 @@ static const char *exception_ptr_crosses_coroutines(void)
 	return rethrown == 2 ? NULL : "the coroutine's exception_ptr holds another exception";
 }
 
+/* ---- The runtime's per-thread values, read directly ------------------------- */
+
+/*
+ * The checks above see the state's effects, which can come out right with
+ * part of it left behind: under wine they pass with the context of the
+ * exception being handled never saved.  So the three values the library
+ * swaps are read here themselves, on each side (main in its handler, a
+ * coroutine in its handler, one unwinding) before the others run and after.
+ */
+struct eh_values {
+	void *exception;      /* *__current_exception() */
+	void *context;        /* *__current_exception_context() */
+	int processing_throw; /* *__processing_throw() */
+};
+
+static eh_values eh_now(void)
+{
+	eh_values v = { *__current_exception(), *__current_exception_context(), *__processing_throw() };
+	return v;
+}
+
+/* Which of the values differ between a and b, or NULL. */
+static const char *changed_value(const eh_values &a, const eh_values &b)
+{
+	if (a.exception != b.exception)
+		return "exception";
+	if (a.context != b.context)
+		return "exception context";
+	if (a.processing_throw != b.processing_throw)
+		return "count of throws in flight";
+	return NULL;
+}
+
+/* A side's values before it let the others run, and after. */
+struct kept {
+	eh_values before;
+	eh_values after;
+};
+
+/* Yields inside its handler: an exception and its context are set. */
+static void hold_values_in_handler(struct schedule *S, void *ud)
+{
+	kept *k = (kept *)ud;
+	try {
+		throw 1;
+	} catch (int) {
+		k->before = eh_now();
+		coroutine_yield(S);
+		k->after = eh_now();
+	}
+}
+
+/* Yields from a destructor while its throw unwinds: one throw in flight. */
+struct holds_values_when_destroyed {
+	struct schedule *S;
+	kept *k;
+	~holds_values_when_destroyed()
+	{
+		k->before = eh_now();
+		coroutine_yield(S);
+		k->after = eh_now();
+	}
+};
+
+static void hold_values_while_unwinding(struct schedule *S, void *ud)
+{
+	try {
+		holds_values_when_destroyed h = { S, (kept *)ud };
+		throw 2;
+	} catch (int) {
+	}
+}
+
+static const char *exception_values_stay_with_each_side(void)
+{
+	kept handling, unwinding, mains;
+	memset(&handling, 0, sizeof handling);
+	memset(&unwinding, 0, sizeof unwinding);
+	memset(&mains, 0, sizeof mains);
+	struct schedule *S = coroutine_open();
+	int ih = coroutine_new(S, hold_values_in_handler, &handling);
+	int iu = coroutine_new(S, hold_values_while_unwinding, &unwinding);
+	try {
+		throw 0;
+	} catch (int) {
+		mains.before = eh_now();
+		coroutine_resume(S, ih); /* each yields with its values set */
+		coroutine_resume(S, iu);
+		try {
+			throw 3; /* main throws and catches another meanwhile */
+		} catch (int) {
+		}
+		coroutine_resume(S, ih);
+		coroutine_resume(S, iu);
+		mains.after = eh_now();
+	}
+	coroutine_close(S);
+	if (handling.before.exception == NULL || handling.before.context == NULL ||
+	    unwinding.before.processing_throw == 0)
+		return "the runtime set no exception, context or throw in flight: nothing to tell apart";
+	static const char *const side[] = { "main's", "a coroutine's in its handler", "a coroutine's while unwinding" };
+	const kept *sides[] = { &mains, &handling, &unwinding };
+	static char why[128];
+	for (int i = 0; i < 3; i++) {
+		const char *what = changed_value(sides[i]->before, sides[i]->after);
+		if (what != NULL) {
+			snprintf(why, sizeof why, "%s %s changed while the others ran", side[i], what);
+			return why;
+		}
+	}
+	return NULL;
+}
+
 /* ---- An exception that escapes a coroutine ----------------------------------- */
 
 static void throw_out(struct schedule *S, void *ud)
@@ -346,6 +468,7 @@ int main(int argc, char **argv)
 	       missing ? missing : coroutine_started_in_mains_handler_has_no_exception());
 	report("uncaught exceptions are counted per coroutine", uncaught_exceptions_are_counted_per_coroutine());
 	report("an exception_ptr crosses coroutines", missing ? missing : exception_ptr_crosses_coroutines());
+	report("the runtime's exception values stay with each side", exception_values_stay_with_each_side());
 	report("an exception escaping a coroutine ends the program", escaping_exception_ends_the_program());
 	return finish();
 }

@@ -14,6 +14,9 @@
  *                               main, whose wasm frames go to main's area
  *     wasm_faults nested        a coroutine of one schedule resumes the
  *                               coroutines of another; prints "nested ok"
+ *     wasm_faults moved         a coroutine is resumed in turn by a
+ *                               coroutine of another schedule and by main,
+ *                               on two C stacks; prints "moved ok"
  *     wasm_faults overflow      a coroutine that runs off the run stack:
  *                               stopped by Emscripten's check when linked
  *                               with -sSTACK_OVERFLOW_CHECK=2
@@ -146,6 +149,44 @@ static int nested(struct schedule *S)
 	return 0;
 }
 
+/* Resumes the inner schedule's coroutine 0 from the outer run stack: first
+ * its start, then once more after main has resumed it meanwhile. */
+static void resume_inner_twice(struct schedule *S, void *ud)
+{
+	struct schedule *inner = (struct schedule *)ud;
+	coroutine_resume(inner, 0);
+	coroutine_yield(S);
+	coroutine_resume(inner, 0);
+}
+
+/*
+ * Who resumes a schedule's coroutine may change from one resume to the
+ * next, and with it the C stack that a yield goes back to: each yield must
+ * give -sSTACK_OVERFLOW_CHECK=2 the bounds of the stack its resumer is on,
+ * not those of the resumer at the coroutine's start (the check would
+ * then stop main, or a coroutine, on a stack it takes for overflowed).
+ */
+static int moved(struct schedule *outer)
+{
+	struct schedule *inner = coroutine_open();
+	int counted = 0;
+	coroutine_new(inner, count, &counted);
+	coroutine_new(outer, resume_inner_twice, inner);
+	coroutine_resume(outer, 0); /* started on the outer run stack */
+	coroutine_resume(inner, 0); /* resumed from main's stack */
+	coroutine_resume(outer, 0); /* from the outer run stack again */
+	coroutine_resume(inner, 0); /* and from main's, to its end */
+	int ended = coroutine_status(inner, 0) == COROUTINE_DEAD && coroutine_status(outer, 0) == COROUTINE_DEAD;
+	coroutine_close(inner);
+	coroutine_close(outer);
+	if (counted != 3 || !ended) {
+		printf("moved wrong: counted %d, %s\n", counted, ended ? "ended" : "not ended");
+		return 1;
+	}
+	printf("moved ok\n");
+	return 0;
+}
+
 /* Each level holds 64 KiB of the run stack until the level below returns:
  * the 17th is past its end. */
 __attribute__((noinline)) static int run_off(int levels)
@@ -181,13 +222,15 @@ int main(int argc, char **argv)
 		printf("resume %s\n", sum == depth * (depth + 1) / 2 && coroutine_status(S, 0) == COROUTINE_DEAD ? "ok" : "wrong");
 	} else if (strcmp(what, "nested") == 0) {
 		return nested(S);
+	} else if (strcmp(what, "moved") == 0) {
+		return moved(S);
 	} else if (strcmp(what, "overflow") == 0) {
 		int sum = 0;
 		coroutine_new(S, overflow_run_stack, &sum);
 		coroutine_resume(S, 0);
 		printf("ran off the run stack unchecked: %d\n", sum);
 	} else {
-		fprintf(stderr, "usage: %s misuse | frames DEPTH | resume DEPTH | nested | overflow\n", argv[0]);
+		fprintf(stderr, "usage: %s misuse | frames DEPTH | resume DEPTH | nested | moved | overflow\n", argv[0]);
 		return 2;
 	}
 	coroutine_close(S);

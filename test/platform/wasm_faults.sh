@@ -15,7 +15,7 @@ expect() {
 	got=$?
 	line=$(head -n 1 "$program.err")
 	if [ "$status" = 0 ] && [ $got != 0 ]; then
-		echo "FAIL $name: exit status $got"; fails=$((fails + 1))
+		echo "FAIL $name: exit status $got${line:+: $line}"; fails=$((fails + 1))
 	elif [ "$status" != 0 ] && [ $got = 0 ]; then
 		echo "FAIL $name: exit status 0"; fails=$((fails + 1))
 	elif [ "${line#"$first"}" = "$line" ] && [ -n "$first$line" ]; then
@@ -38,6 +38,8 @@ expect "main's wasm frames that overflow its area stop with the library's line" 
 	"coroutine: a switch unwound " resume 1000
 expect "a coroutine resumes another schedule's coroutines" 0 "" nested
 grep -qx "nested ok" "$program.out" || { echo "FAIL nested printed: $(cat "$program.out")"; fails=$((fails + 1)); }
+expect "a coroutine resumed from one C stack, then another, keeps the stack checks right" 0 "" moved
+grep -qx "moved ok" "$program.out" || { echo "FAIL moved printed: $(cat "$program.out")"; fails=$((fails + 1)); }
 expect "running off the run stack stops with -sSTACK_OVERFLOW_CHECK=2" fails \
 	"Aborted(stack overflow" overflow
 [ $fails = 0 ]

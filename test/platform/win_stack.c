@@ -15,7 +15,8 @@
  *     32-byte home space;
  *   - xmm6-xmm15, nonvolatile in the Microsoft x64 ABI, survive a resume,
  *     all 128 bits of each;
- *   - the FP control state (MXCSR, x87 control word) is each coroutine's;
+ *   - the FP control state (MXCSR, x87 control word) is each coroutine's,
+ *     set together (fesetround), each alone, or both differently;
  *   - a frame larger than a page (which the compiler probes with __chkstk)
  *     works in a coroutine;
  *   - coroutine_close gives the run stack's address space back.
@@ -414,6 +415,112 @@ static const char *rounding_mode_stays_with_its_coroutine(void)
 	return why;
 }
 
+/* ---- The x87 control word and MXCSR, each the coroutine's own --------------- */
+
+/*
+ * fesetround moves both registers together; code that sets one alone
+ * (fldcw in x87 code, ldmxcsr for flush-to-zero) must find the switch
+ * carrying each by itself.  The switch compares MXCSR, then the x87 word,
+ * and reloads both when either differs, merging MXCSR from the difference
+ * it computed first: a word differing only in the x87 register, only in
+ * MXCSR, or in both takes its own path there.  The first is the one where
+ * a difference held in the wrong register would reach MXCSR.
+ */
+struct fp_control {
+	unsigned short x87; /* the whole x87 control word */
+	unsigned mxcsr;     /* MXCSR's control bits: the flags are the thread's */
+};
+
+#define MXCSR_CONTROL 0xffc0u
+
+static struct fp_control fp_control_now(void)
+{
+	struct fp_control c;
+	__asm__ volatile("fnstcw %0" : "=m"(c.x87));
+	__asm__ volatile("stmxcsr %0" : "=m"(c.mxcsr));
+	c.mxcsr &= MXCSR_CONTROL;
+	return c;
+}
+
+/* Loads c, keeping MXCSR's current flags. */
+static void set_fp_control(struct fp_control c)
+{
+	unsigned mxcsr;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	mxcsr = (mxcsr & ~MXCSR_CONTROL) | c.mxcsr;
+	__asm__ volatile("fldcw %0" : : "m"(c.x87));
+	__asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+}
+
+/* Which register of now is not own's, or NULL. */
+static const char *register_lost(struct fp_control now, struct fp_control own)
+{
+	if (now.x87 != own.x87)
+		return "x87 control word";
+	if (now.mxcsr != own.mxcsr)
+		return "MXCSR";
+	return NULL;
+}
+
+struct fp_keeper {
+	struct fp_control own; /* what it sets before its first yield */
+	const char *lost;      /* the register it first found changed after a resume */
+};
+
+static void keep_fp_control(struct schedule *S, void *ud)
+{
+	struct fp_keeper *k = (struct fp_keeper *)ud;
+	set_fp_control(k->own);
+	for (int i = 0; i < 3; i++) {
+		coroutine_yield(S);
+		if (k->lost == NULL)
+			k->lost = register_lost(fp_control_now(), k->own);
+	}
+}
+
+/* A coroutine sets main's control state with these bits flipped, and
+ * yields a few times: each side must keep its own. */
+static const char *fp_control_stays_apart(unsigned short x87_flip, unsigned mxcsr_flip)
+{
+	static char why[96];
+	struct fp_control mains = fp_control_now();
+	struct fp_keeper k = { { (unsigned short)(mains.x87 ^ x87_flip), mains.mxcsr ^ mxcsr_flip }, NULL };
+	const char *main_lost = NULL;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, keep_fp_control, &k);
+	while (coroutine_status(S, id) != COROUTINE_DEAD) {
+		coroutine_resume(S, id);
+		if (main_lost == NULL)
+			main_lost = register_lost(fp_control_now(), mains);
+	}
+	coroutine_close(S);
+	set_fp_control(mains);
+	if (main_lost || k.lost) {
+		snprintf(why, sizeof why, "%s %s changed across a switch", main_lost ? "main's" : "the coroutine's",
+			 main_lost ? main_lost : k.lost);
+		return why;
+	}
+	return NULL;
+}
+
+/* The x87 rounding alone (bits 10-11), upward from main's to-nearest. */
+static const char *x87_control_word_alone_stays_with_its_coroutine(void)
+{
+	return fp_control_stays_apart(0x0800, 0);
+}
+
+/* MXCSR alone: rounding (bits 13-14) downward and flush-to-zero (bit 15). */
+static const char *mxcsr_alone_stays_with_its_coroutine(void)
+{
+	return fp_control_stays_apart(0, 0x2000 | 0x8000);
+}
+
+/* Both, differently: the x87 toward zero, MXCSR upward. */
+static const char *x87_and_mxcsr_set_differently_stay_with_their_coroutine(void)
+{
+	return fp_control_stays_apart(0x0c00, 0x4000);
+}
+
 /* ---- Frames larger than a page -------------------------------------------- */
 
 #define BIG_FRAME (64 * 1024)
@@ -520,6 +627,10 @@ int main(void)
 	report("the trampoline gives the entry its home space", trampoline_gives_the_entry_home_space());
 	report("xmm6-xmm15 survive a resume", xmm_survives_a_resume());
 	report("the rounding mode stays with its coroutine", rounding_mode_stays_with_its_coroutine());
+	report("an x87 control word set alone stays with its coroutine", x87_control_word_alone_stays_with_its_coroutine());
+	report("MXCSR set alone stays with its coroutine", mxcsr_alone_stays_with_its_coroutine());
+	report("x87 and MXCSR set differently stay with their coroutine",
+	       x87_and_mxcsr_set_differently_stay_with_their_coroutine());
 	report("frames larger than a page work in a coroutine", big_frames_work_in_a_coroutine());
 	report("close gives the run stack's address space back", close_releases_the_run_stack());
 	return finish();

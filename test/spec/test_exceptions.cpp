@@ -19,6 +19,7 @@
  */
 #ifdef TEST_PLAIN
 #include "plain_suite.h"
+#include "child.h" /* run_thread */
 #else
 #include "support.h"
 #endif
@@ -26,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -130,13 +132,6 @@ static void test_main_handler_around_a_resume_rethrows_mains(void **state)
 	assert_string_equal(co.rethrown.c_str(), "coroutine's");
 }
 
-/* What `throw;` would rethrow here, or "(none)" when no exception is being
- * handled (where `throw;` would call std::terminate). */
-static std::string rethrow_current_if_any(void)
-{
-	return std::current_exception() ? rethrow_current() : "(none)";
-}
-
 static void catch_its_own(struct schedule *S, void *ud)
 {
 	(void)S, (void)ud;
@@ -144,6 +139,103 @@ static void catch_its_own(struct schedule *S, void *ud)
 		throw std::runtime_error("coroutine's");
 	} catch (...) {
 	}
+}
+
+/* What `throw;` would rethrow here, or "(none)" when no exception is being
+ * handled (where `throw;` would call std::terminate). */
+static std::string rethrow_current_if_any(void)
+{
+	return std::current_exception() ? rethrow_current() : "(none)";
+}
+
+/*
+ * And never touches the state of the thread it moved from: while a
+ * coroutine runs on the second thread, the first, inside its own handler,
+ * still rethrows its own.
+ */
+struct cross_check {
+	struct schedule *S;
+	std::atomic<int> stage; /* 1: the coroutine runs; 2: the first thread looked */
+	std::string seen_by_first;
+};
+
+static void wait_for_stage(std::atomic<int> *stage, int n)
+{
+	while (stage->load() != n)
+		let_other_threads_run();
+}
+
+static void run_until_looked_at(struct schedule *S, void *ud)
+{
+	cross_check *c = (cross_check *)ud;
+	(void)S;
+	c->stage = 1;
+	wait_for_stage(&c->stage, 2);
+}
+
+static void drive_on_second_thread(void *arg)
+{
+	cross_check *c = (cross_check *)arg;
+	coroutine_resume(c->S, coroutine_new(c->S, run_until_looked_at, c));
+}
+
+static void test_schedule_moved_to_another_thread_leaves_the_first_threads_exceptions(void **state)
+{
+	cross_check c;
+	struct thread second;
+	c.S = (struct schedule *)*state;
+	c.stage = 0;
+	coroutine_resume(c.S, coroutine_new(c.S, catch_its_own, NULL)); /* used here first */
+	try {
+		throw std::runtime_error("first thread's");
+	} catch (...) {
+		assert_true(start_thread(&second, drive_on_second_thread, &c));
+		wait_for_stage(&c.stage, 1);
+		c.seen_by_first = rethrow_current_if_any();
+		c.stage = 2;
+		join_thread(&second);
+	}
+	assert_string_equal(c.seen_by_first.c_str(), "first thread's");
+}
+
+
+/*
+ * The runtime's state is per thread: a schedule that moves to another
+ * thread swaps that thread's, not the one it was opened on.
+ */
+struct handlers_elsewhere {
+	struct schedule *S;
+	handler a, b;
+	std::string main_rethrown;
+};
+
+static void handlers_on_this_thread(void *arg)
+{
+	handlers_elsewhere *t = (handlers_elsewhere *)arg;
+	struct schedule *S = t->S;
+	int ia = coroutine_new(S, yield_in_handler, &t->a);
+	int ib = coroutine_new(S, yield_in_handler, &t->b);
+	coroutine_resume(S, ia); /* the schedule moves here */
+	coroutine_resume(S, ib);
+	try {
+		throw std::runtime_error("main's");
+	} catch (...) {
+		coroutine_resume(S, ia);
+		t->main_rethrown = rethrow_current();
+	}
+	coroutine_resume(S, ib);
+	coroutine_resume(S, ia);
+	coroutine_resume(S, ib);
+}
+
+static void test_schedule_moved_to_another_thread_swaps_that_threads_exceptions(void **state)
+{
+	handlers_elsewhere t = { (struct schedule *)*state, { "first", "" }, { "second", "" }, "" };
+	coroutine_resume(t.S, coroutine_new(t.S, catch_its_own, NULL)); /* used here first */
+	assert_true(run_thread(handlers_on_this_thread, &t));
+	assert_string_equal(t.main_rethrown.c_str(), "main's");
+	assert_string_equal(t.a.rethrown.c_str(), "first");
+	assert_string_equal(t.b.rethrown.c_str(), "second");
 }
 
 /* The coroutine finishes, rather than yields, inside main's handler. */
@@ -383,6 +475,8 @@ int main(int argc, char **argv)
 		schedule_test(test_throw_is_caught_in_its_coroutine_before_and_after_a_yield),
 		schedule_test(test_coroutines_yielding_in_handlers_rethrow_their_own),
 		schedule_test(test_main_handler_around_a_resume_rethrows_mains),
+		schedule_test(test_schedule_moved_to_another_thread_swaps_that_threads_exceptions),
+		schedule_test(test_schedule_moved_to_another_thread_leaves_the_first_threads_exceptions),
 		schedule_test(test_main_handler_rethrows_mains_after_a_coroutine_finished),
 		schedule_test(test_coroutine_started_in_mains_handler_has_no_exception),
 		schedule_test(test_uncaught_exceptions_are_counted_per_coroutine),

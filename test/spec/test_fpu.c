@@ -1,7 +1,8 @@
 /*
  * test_fpu.c - the floating-point rounding mode is part of a coroutine's
  * state: what a coroutine sets with fesetround survives its yields, and
- * does not leak into main or into another coroutine.
+ * does not leak into main or into another coroutine, and a new coroutine
+ * starts with main's.
  *
  * The rounding mode lives in a control register (MXCSR and the x87 control
  * word on x86_64, FPCR on aarch64) that the ABI makes callee-saved, so a
@@ -23,6 +24,10 @@
 
 #include <cmocka.h>
 #include <fenv.h>
+#include <float.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "coroutine.h"
 
@@ -205,6 +210,89 @@ static void test_interleaved_coroutines_keep_their_modes(void **state)
 	}
 }
 
+/* ---- A new coroutine starts with main's state ---------------------------- */
+
+/* Records what it finds at its start, before any switch of its own. */
+static void note_mode_at_start(struct schedule *S, void *ud)
+{
+	struct rounder *r = (struct rounder *)ud;
+	(void)S;
+	r->seen_mode = fegetround();
+	r->seen = round_now();
+}
+
+/*
+ * Started under each mode in turn: a coroutine that took its mode from
+ * anywhere but main at its start (a context left by an earlier coroutine,
+ * whose memory the new one may reuse) would round as main does under one
+ * mode at most.
+ */
+static void test_new_coroutine_starts_with_mains_mode(void **state)
+{
+	static const int mode[] = { FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO, FE_TONEAREST };
+	struct schedule *S = (struct schedule *)*state;
+	size_t i;
+	skip_unless_modes_round_differently();
+	for (i = 0; i < sizeof mode / sizeof mode[0]; i++) {
+		struct rounder r = { -1, -1, { { 0 }, { 0 } } };
+		assert_int_equal(fesetround(mode[i]), 0);
+		coroutine_resume(S, coroutine_new(S, note_mode_at_start, &r));
+		assert_rounds_as(mode[i], r.seen_mode, r.seen);
+	}
+}
+
+#if defined(__SSE2__)
+/*
+ * Flush-to-zero (MXCSR bit 15), which no <fenv.h> function sets: SSE
+ * arithmetic then gives 0 where the result would be subnormal.  Set in
+ * main, a new coroutine's arithmetic must flush too, and not once main
+ * clears it.
+ */
+static volatile double smallest_normal = DBL_MIN;
+
+static int flushes_to_zero(void)
+{
+	volatile double half = smallest_normal / 2;
+	return half == 0.0;
+}
+
+static void note_flush_to_zero(struct schedule *S, void *ud)
+{
+	(void)S;
+	*(int *)ud = flushes_to_zero();
+}
+
+/* Whether flush-to-zero acts here (not under valgrind, whose simulated
+ * CPU gives subnormals whatever MXCSR says): if not, nothing to test. */
+static void skip_unless_flush_to_zero_acts(void)
+{
+	unsigned int mains = _mm_getcsr();
+	int acts;
+	_MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+	acts = flushes_to_zero();
+	_mm_setcsr(mains);
+	if (!acts) {
+		print_message("flush-to-zero has no effect here; nothing to test\n");
+		skip();
+	}
+}
+
+static void test_new_coroutine_starts_with_mains_flush_to_zero(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	unsigned int mains = _mm_getcsr();
+	int on, seen;
+	skip_unless_flush_to_zero_acts();
+	for (on = 1; on >= 0; on--) {
+		_MM_SET_FLUSH_ZERO_MODE(on ? _MM_FLUSH_ZERO_ON : _MM_FLUSH_ZERO_OFF);
+		seen = -1;
+		coroutine_resume(S, coroutine_new(S, note_flush_to_zero, &seen));
+		assert_int_equal(seen, on);
+	}
+	_mm_setcsr(mains);
+}
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 /* ---- The x87 control word alone ------------------------------------------ */
 
@@ -369,6 +457,12 @@ int main(void)
 						open_schedule, close_schedule),
 		cmocka_unit_test_setup_teardown(test_interleaved_coroutines_keep_their_modes,
 						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_new_coroutine_starts_with_mains_mode,
+						open_schedule, close_schedule),
+#if defined(__SSE2__)
+		cmocka_unit_test_setup_teardown(test_new_coroutine_starts_with_mains_flush_to_zero,
+						open_schedule, close_schedule),
+#endif
 #if defined(__x86_64__) || defined(__i386__)
 		cmocka_unit_test_setup_teardown(test_x87_control_word_set_alone_stays_with_its_coroutine,
 						open_schedule, close_schedule),

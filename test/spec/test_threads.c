@@ -408,9 +408,53 @@ static void test_thread_with_an_ended_threads_addresses_is_refused(void **state)
 				"resume it on that thread");
 }
 
-int main(void)
+/* ---- The process's first thread ----------------------------------------- */
+
+/*
+ * Threads are numbered from 1: 0 means "not numbered yet", which a thread
+ * that never called the library has.  The process's first thread numbered
+ * must not get 0 too, or another thread would pass the thread check of its
+ * schedule.  So this runs in a fresh process (this program again, run with
+ * --first-thread), whose first call into the library is here.
+ */
+static const char *self;
+
+static void first_thread_resumes_nothing_elsewhere(void)
 {
+	struct schedule *S = coroutine_open();
+	int yields = 0;
+	int id = coroutine_new(S, yield_twice, &yields);
+	coroutine_resume(S, id);
+	resume_on_another_thread(S, id);
+	exit(0);
+}
+
+static void run_again_as_first_thread(void *arg)
+{
+	const char *emulator = getenv("EMULATOR");
+	(void)arg;
+	if (emulator != NULL && *emulator != '\0')
+		execlp(emulator, emulator, self, "--first-thread", (char *)NULL);
+	else
+		execl(self, self, "--first-thread", (char *)NULL);
+	_exit(127);
+}
+
+static void test_first_thread_of_the_process_is_told_from_the_others(void **state)
+{
+	struct child_result r = run_in_child(run_again_as_first_thread, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_resume: coroutine 0 was suspended on another thread; "
+				"resume it on that thread");
+}
+
+int main(int argc, char **argv)
+{
+	self = argv[0];
+	if (argc == 2 && strcmp(argv[1], "--first-thread") == 0)
+		first_thread_resumes_nothing_elsewhere();
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_thread_of_the_process_is_told_from_the_others),
 		cmocka_unit_test(test_threads_drive_their_own_schedules),
 		cmocka_unit_test(test_resume_on_another_thread_than_the_yield_aborts),
 		cmocka_unit_test(test_coroutine_that_never_ran_starts_on_any_thread),

@@ -24,6 +24,7 @@
 #include <windows.h>
 #else
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -295,6 +296,16 @@ static inline void join_thread(struct thread *t)
 	pthread_join(t->handle, NULL);
 }
 #endif
+
+/* Lets the other threads run before this one goes on (in a wait loop). */
+static inline void let_other_threads_run(void)
+{
+#if defined(_WIN32)
+	SwitchToThread();
+#else
+	sched_yield();
+#endif
+}
 
 /* Runs f(arg) on a new thread and waits for it; 0 when it could not. */
 static inline int run_thread(void (*f)(void *), void *arg)

@@ -1,0 +1,3 @@
+-- Never runs: it does not compile.
+print("never printed"
+wait()

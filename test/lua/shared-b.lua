@@ -1,0 +1,6 @@
+wait()
+board[#board + 1] = "b was here at tick " .. tick()
+wait(2)
+print("b sees busy", coroutine.status(busy), tick())
+print("b:", coroutine.resume(busy))
+print("b:", pcall(coroutine.close, busy))
