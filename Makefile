@@ -126,12 +126,23 @@ $(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
 
 shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
-# The demo and its --trace (trace.cpp), which names frames with GCC's
-# libbacktrace on Linux with glibc (on Windows and with musl the trace has
-# no frames, and needs no libbacktrace).
+# The demo and its --trace (trace.cpp), whose frames trace_frames.cpp names
+# with GCC's libbacktrace on Linux with glibc (on Windows and with musl the
+# trace has no frames, and needs no libbacktrace), and whose --trace=html
+# page is trace_page.html, built in as a string: one raw string literal per
+# line (no escaping, no literal too long for any compiler), written by awk
+# here, by cmake/embed-page.cmake and meson/embed_page.py in the others.
 TRACELIBS ?= $(if $(EXE)$(findstring musl,$(CXX)),,-lbacktrace)
-$(O)/main$(EXE): main.cpp trace.cpp trace.h coroutine.h $(O)/libcoroutine.a
-	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) main.cpp trace.cpp $(O)/libcoroutine.a $(TRACELIBS) -o $@
+TRACE_SOURCES := main.cpp trace.cpp trace_frames.cpp
+TRACE_HEADERS := trace.h trace_frames.h coroutine.h
+$(O)/main$(EXE): $(TRACE_SOURCES) $(TRACE_HEADERS) $(O)/trace_page_html.h $(O)/libcoroutine.a
+	$(CXX) $(CPPFLAGS) -I$(O) $(WARN) $(CXXFLAGS) $(LDFLAGS) $(TRACE_SOURCES) $(O)/libcoroutine.a $(TRACELIBS) -o $@
+
+%/trace_page_html.h: trace_page.html
+	@mkdir -p $(@D)
+	{ echo '/* Made from trace_page.html by the build: do not edit. */'; \
+	  echo 'static const char trace_page_html[] ='; \
+	  awk '{ print "R\"trace_page(" $$0; print ")trace_page\"" }' $<; echo ';'; } > $@
 
 examples: $(addprefix $(O)/examples/,$(addsuffix $(EXE),$(EXAMPLES)))
 

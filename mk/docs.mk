@@ -20,10 +20,10 @@ first-program-check:
 # Elsewhere the sizes differ: the check says so and passes.
 README_BUILD := $(B)/readme
 README_CXX   := g++ -O2 -g
-$(README_BUILD)/main: main.cpp trace.cpp trace.h coroutine.cpp coroutine.h
+$(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_page_html.h coroutine.cpp
 	@mkdir -p $(@D)
 	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
-	$(README_CXX) main.cpp trace.cpp $(@D)/coroutine.o -lbacktrace -o $@
+	$(README_CXX) -I$(@D) $(TRACE_SOURCES) $(@D)/coroutine.o -lbacktrace -o $@
 
 .PHONY: readme-trace readme-check readme-walkthrough-check targets-check
 readme-trace: $(README_BUILD)/main
@@ -58,8 +58,9 @@ targets-check:
 
 # ---- The page of main --trace=html -------------------------------------------------
 # In headless Chromium (Debian's chromium): the DOM its script drew at
-# several steps must say what main --trace says; screenshots of four steps
-# are left in $(B)/trace-page/.
+# several steps of both walkthroughs must say what main --trace and main
+# --trace=trees say; screenshots of four steps of each are left in
+# $(B)/trace-page/.
 .PHONY: trace-page-test
 trace-page-test: $(O)/main$(EXE)
 	test/docs/trace_page.sh $(O)/main$(EXE) $(B)/trace-page

@@ -17,10 +17,12 @@
 #     of the tarball), static by default, whose setup must report
 #     coroutine.h's version, and whose installed programs must run;
 #   - pkg-config against the CMake install.
-# The consumers' install rules are README's lines, word for word.
-# Then: make, CMake and Meson install the same coroutine.pc; README's
-# pkg-config recipes against `make install` into a private prefix; the
-# suite under Ninja Multi-Config (`ctest -C Release`); CMake builds the
+# The consumers' install rules are README's lines, word for word.  The
+# demo, as CMake and Meson build it (the library the project), prints the
+# original's output and writes trace_page.html's page.  Then: make, CMake
+# and Meson install the same coroutine.pc; README's pkg-config recipes
+# against `make install` into a private prefix; the suite under Ninja
+# Multi-Config (`ctest -C Release`); CMake builds the
 # shared library with clang; consumers cross-built through the shipped
 # toolchain and cross files (CROSS: aarch64 under qemu-user, mingw under
 # wine); for each backend, `make install-check`.
@@ -98,6 +100,13 @@ cmake_installed() {
 	rm -rf "$2"
 	step "  cmake --install $(basename "$1")" cmake --install "$1" --prefix "$2"
 	check_installed "${@:2}"
+}
+
+# check_demo DIR: the demo that CMake or Meson built in DIR prints the
+# original's output, and its --trace=html page is trace_page.html's.
+check_demo() {
+	"$1/main" | diff -u examples/main.expected - || fail "$1/main's output"
+	test/docs/trace_page_html.sh "$1/main" > /dev/null || fail "$1/main --trace=html"
 }
 
 # no_tests DIR: the library's build tree DIR, inside a consumer's, holds
@@ -224,6 +233,7 @@ for combo in $combos; do
 	prefix=$work/prefix-$combo
 
 	step "$combo: CMake, the library on its own, ctest" cmake_suite "$work/lib-$combo" "${options[@]}"
+	check_demo "$work/lib-$combo"
 	rm -rf "$prefix"
 	step "$combo: cmake --install" cmake --install "$work/lib-$combo" --prefix "$prefix"
 
@@ -260,6 +270,15 @@ for combo in $combos; do
 	step "$combo: pkg-config" pkg_config_programs "$prefix" "$work/pkg-config-$combo"
 	check_programs "$work/pkg-config-$combo" $linkage
 done
+
+# Meson builds the demo when the library is the project, not a subproject.
+meson_demo() {
+	local build=$work/meson-demo
+	[ -f "$build/build.ninja" ] || meson setup "$build" . || return 1
+	ninja -C "$build"
+}
+step "Meson, the library on its own: the demo" meson_demo
+check_demo "$work/meson-demo"
 
 if [[ " $combos " == *" static-ucontext "* ]]; then
 	step "make, CMake and Meson install the same coroutine.pc" same_pc
