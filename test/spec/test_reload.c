@@ -34,6 +34,7 @@
 #include "support.h"
 #endif
 
+#include "modules.h"
 #include "reload.h"
 
 enum {
@@ -43,8 +44,8 @@ enum {
 	STEPS = 5,      /* a coroutine's steps, with a yield between each two */
 };
 
-/* Loading, finding and unloading modules, and one-shot gates between two
- * threads: what differs between Windows and the others. */
+/* One-shot gates between two threads, and faults reported: what differs
+ * between Windows and the others (modules.h loads the modules). */
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -52,42 +53,6 @@ enum {
 #define PLUGIN "reload_plugin.dll"
 #define LIBRARY "libcoroutine.dll"
 #define OTHER "ws2_32.dll" /* one of Windows' own, which nothing here uses */
-typedef FARPROC module_function;
-
-static void *load_module(const char *path)
-{
-	return LoadLibraryA(path);
-}
-
-static const char *load_error(void)
-{
-	static char why[32];
-	snprintf(why, sizeof why, "error %lu", (unsigned long)GetLastError());
-	return why;
-}
-
-static module_function find_function(void *module, const char *name)
-{
-	return GetProcAddress((HMODULE)module, name);
-}
-
-static int unload_module(void *module)
-{
-	return FreeLibrary((HMODULE)module) ? 0 : -1;
-}
-
-static int is_loaded(const char *path)
-{
-	return GetModuleHandleA(path) != NULL;
-}
-
-/* LoadLibrary looks in the program's folder first. */
-static void beside_program(char *path, size_t size, const char *name, const char *argv0)
-{
-	(void)argv0;
-	snprintf(path, size, "%s", name);
-}
-
 typedef HANDLE gate;
 
 static int make_gate(gate *g)
@@ -139,46 +104,6 @@ static void report_faults(void)
 
 #define PLUGIN "reload_plugin.so"
 #define OTHER "reload_other.so"
-typedef void *module_function; /* POSIX makes it convertible; C does not */
-
-static void *load_module(const char *path)
-{
-	return dlopen(path, RTLD_NOW);
-}
-
-static const char *load_error(void)
-{
-	return dlerror();
-}
-
-static module_function find_function(void *module, const char *name)
-{
-	return dlsym(module, name);
-}
-
-static int unload_module(void *module)
-{
-	return dlclose(module);
-}
-
-/* dlopen with RTLD_NOLOAD opens only what is loaded already. */
-static int is_loaded(const char *path)
-{
-	void *module = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-	if (module != NULL)
-		dlclose(module);
-	return module != NULL;
-}
-
-static void beside_program(char *path, size_t size, const char *name, const char *argv0)
-{
-	const char *slash = strrchr(argv0, '/');
-	int dir = slash ? (int)(slash - argv0 + 1) : 0;
-	snprintf(path, size, "%.*s%s", dir, argv0, name);
-	if (dir == 0) /* dlopen would search the library path */
-		snprintf(path, size, "./%s", name);
-}
-
 typedef sem_t gate;
 
 static int make_gate(gate *g)
@@ -210,17 +135,6 @@ static void report_faults(void)
 /* The modules, beside this program. */
 #define PATH_SIZE 1024
 static char plugin_path[PATH_SIZE], other_path[PATH_SIZE];
-
-/* Copies the module's function called name, as find_function returns it,
- * into *func (size bytes): 0 if the module has none, or not of that size. */
-static int find_in_module(void *module, const char *name, void *func, size_t size)
-{
-	module_function found = find_function(module, name);
-	if (found == NULL || size != sizeof found)
-		return 0;
-	memcpy(func, &found, size);
-	return 1;
-}
 
 /* ---- What the game does with the module loaded ------------------------- */
 
