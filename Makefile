@@ -126,12 +126,23 @@ $(O)/$(SONAME) $(O)/libcoroutine.so: $(O)/$(SHLIB)
 
 shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 
-# The demo and its --trace (trace.cpp), which names frames with GCC's
-# libbacktrace on Linux with glibc (on Windows and with musl the trace has
-# no frames, and needs no libbacktrace).
+# The demo and its --trace (trace.cpp), whose frames trace_frames.cpp names
+# with GCC's libbacktrace on Linux with glibc (on Windows and with musl the
+# trace has no frames, and needs no libbacktrace), and whose --trace=html
+# page is trace_page.html, built in as a string: one raw string literal per
+# line (no escaping, no literal too long for any compiler), written by awk
+# here, by cmake/embed-page.cmake and meson/embed_page.py in the others.
 TRACELIBS ?= $(if $(EXE)$(findstring musl,$(CXX)),,-lbacktrace)
-$(O)/main$(EXE): main.cpp trace.cpp trace.h coroutine.h $(O)/libcoroutine.a
-	$(CXX) $(CPPFLAGS) $(WARN) $(CXXFLAGS) $(LDFLAGS) main.cpp trace.cpp $(O)/libcoroutine.a $(TRACELIBS) -o $@
+TRACE_SOURCES := main.cpp trace.cpp trace_frames.cpp
+TRACE_HEADERS := trace.h trace_frames.h coroutine.h
+$(O)/main$(EXE): $(TRACE_SOURCES) $(TRACE_HEADERS) $(O)/trace_page_html.h $(O)/libcoroutine.a
+	$(CXX) $(CPPFLAGS) -I$(O) $(WARN) $(CXXFLAGS) $(LDFLAGS) $(TRACE_SOURCES) $(O)/libcoroutine.a $(TRACELIBS) -o $@
+
+%/trace_page_html.h: trace_page.html
+	@mkdir -p $(@D)
+	{ echo '/* Made from trace_page.html by the build: do not edit. */'; \
+	  echo 'static const char trace_page_html[] ='; \
+	  awk '{ print "R\"trace_page(" $$0; print ")trace_page\"" }' $<; echo ';'; } > $@
 
 examples: $(addprefix $(O)/examples/,$(addsuffix $(EXE),$(EXAMPLES)))
 
@@ -156,19 +167,27 @@ $(O)/examples/%$(EXE): $(O)/examples/%.o $(O)/libcoroutine.a
 TESTS ?= $(basename $(notdir $(wildcard test/spec/test_*.c test/spec/test_*.cpp))) driver driver_cxx
 
 # The suite against one build: $(RUN) runs each program (valgrind, qemu).
+# test/support/run.sh prints a line per program and the whole log of a
+# failing one, and counts the tests (V=1: every log).
 check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
-	@for t in $^; do echo "==" $(RUN) $$t; EMULATOR='$(EMULATOR)' $(RUN) $$t || exit 1; done
+	@RUN='$(RUN)' EMULATOR='$(EMULATOR)' V='$(V)' test/support/run.sh $^
 
 # Both backends, then README's checks (natively), then test_misuse and
 # test_alloc against an NDEBUG build (the checks must not be asserts), then
 # test_api against the largest run stack the library accepts (see test.mk).
+# Quiet (V=1 shows every command and log), and it goes on after a failure,
+# so that its last line counts every test of every build it ran.
+QUIET = $(if $(V),,-s) --no-print-directory
 test:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b check-no-cxx-runtime check || exit 1; done
-	@if [ -z "$(EMULATOR)$(EXE)" ]; then $(MAKE) --no-print-directory readme-check; fi
-	@$(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
-		TESTS="$(NDEBUG_TESTS)" check
-	@if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) --no-print-directory BACKEND=ucontext B=$(B)/maxstack \
-		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check; fi
+	@export TEST_TALLY=$(abspath $(B))/tests.tally; mkdir -p $(B); : > $$TEST_TALLY; ok=1; \
+	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b check-no-cxx-runtime check || ok=; done; \
+	if [ -z "$(EMULATOR)$(EXE)" ]; then $(MAKE) $(QUIET) readme-check || ok=; fi; \
+	$(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
+		TESTS="$(NDEBUG_TESTS)" check || ok=; \
+	if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/maxstack \
+		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check || ok=; fi; \
+	[ -n "$$ok" ] || echo "make test: FAILED (see above)"; \
+	test/support/run.sh total && [ -n "$$ok" ]
 
 # ---- Install -----------------------------------------------------------------
 

@@ -462,6 +462,10 @@ static int next_used_slot(const struct schedule *S, size_t i); /* at or after i 
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static size_t buffer_capacity(void *block);
+/* A schedule opened or closed: nothing the library registers with the
+ * system outlives the last schedule (see modules_changed on Windows). */
+static void note_schedule_opened(void);
+static void note_schedule_closed(void);
 /* The switch: C started on the top of the run stack (run_coroutine(S,
  * NULL), then finish_coroutine(S)), main saved in S->main; and
  * WebAssembly's own frames, which move with the run stack. */
@@ -569,10 +573,12 @@ struct schedule *coroutine_open(void)
 	S->running = -1;
 	S->thread = S->fast_thread = this_thread();
 	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
+	note_schedule_opened(); /* before take_up_runtimes looks for them */
 	if (!make_slots(S) || !take_up_runtimes(S) || !map_run_stack(S)) {
 		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
+		note_schedule_closed();
 		return NULL;
 	}
 	return S;
@@ -973,6 +979,7 @@ void coroutine_close(struct schedule *S)
 	free_more_runtimes(S);
 	unmap_run_stack(S);
 	free(S);
+	note_schedule_closed();
 }
 
 /* ==== The machinery ============================================================ */
@@ -1311,11 +1318,19 @@ static struct eh_state *linked_runtime(void)
 #if defined(_WIN32) && !EH_MSVC_ABI
 /*
  * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load and unload (LdrRegisterDllNotification, once
- * per process).  Where it cannot be asked, every call looks.
+ * count_dll_load at each load and unload (LdrRegisterDllNotification).
+ * That callback is code of whichever module has the library in it, which
+ * an engine may free (FreeLibrary) and load again: ntdll must not keep it
+ * beyond that module's life.  So it is registered from the process's first
+ * coroutine_open to its last coroutine_close, and a plugin that closes its
+ * schedules before it is freed leaves nothing behind.  What happens while
+ * no schedule is open goes uncounted: registering counts one more, so that
+ * every thread looks again.  Where ntdll cannot be asked, every call looks.
  */
+static SRWLOCK schedules_lock = SRWLOCK_INIT;
+static long open_schedules;         /* under schedules_lock */
+static void *registration;          /* its cookie, or NULL: under schedules_lock */
 static volatile LONG dll_loads;
-static int counting_dll_loads;
 
 static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
 {
@@ -1325,25 +1340,54 @@ static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *contex
 
 typedef VOID(CALLBACK *dll_notification)(ULONG reason, const void *data, void *context);
 typedef LONG(NTAPI *register_dll_notification)(ULONG flags, dll_notification notify, void *context, void **cookie);
+typedef LONG(NTAPI *unregister_dll_notification)(void *cookie);
 
-static BOOL CALLBACK start_counting_dll_loads(INIT_ONCE *once, void *param, void **context)
+static FARPROC ntdll_function(const char *name)
 {
 	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-	FARPROC found = ntdll ? GetProcAddress(ntdll, "LdrRegisterDllNotification") : NULL;
-	void *cookie;
-	(void)once, (void)param, (void)context;
-	counting_dll_loads = found != NULL
-		&& ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &cookie) == 0;
-	return TRUE;
+	return ntdll ? GetProcAddress(ntdll, name) : NULL;
 }
 
+static void start_counting_dll_loads(void)
+{
+	FARPROC found = ntdll_function("LdrRegisterDllNotification");
+	InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
+	if (found == NULL
+	    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
+		registration = NULL;
+}
+
+static void stop_counting_dll_loads(void)
+{
+	FARPROC found = ntdll_function("LdrUnregisterDllNotification");
+	if (registration != NULL && found != NULL)
+		((unregister_dll_notification)(void (*)(void))found)(registration);
+	registration = NULL;
+}
+
+static void note_schedule_opened(void)
+{
+	AcquireSRWLockExclusive(&schedules_lock);
+	if (open_schedules++ == 0)
+		start_counting_dll_loads();
+	ReleaseSRWLockExclusive(&schedules_lock);
+}
+
+static void note_schedule_closed(void)
+{
+	AcquireSRWLockExclusive(&schedules_lock);
+	if (--open_schedules == 0)
+		stop_counting_dll_loads();
+	ReleaseSRWLockExclusive(&schedules_lock);
+}
+
+/* Called with a schedule open (the caller's), so the registration stands
+ * still meanwhile. */
 static int modules_changed(void)
 {
-	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
 	static thread_local LONG seen = -1;
-	InitOnceExecuteOnce(&once, start_counting_dll_loads, NULL, NULL);
 	LONG loads = dll_loads;
-	if (counting_dll_loads && loads == seen)
+	if (registration != NULL && loads == seen)
 		return 0;
 	seen = loads;
 	return 1;
@@ -1383,12 +1427,12 @@ static int modules_changed(void)
 
 static const char *const runtime_names[] = { "libstdc++.so.6", "libc++abi.so.1" };
 
-/* How many modules have ever been loaded (glibc and musl count them): the
- * first module's entry says, and the walk stops there. */
+/* How many modules have ever been loaded and unloaded (glibc and musl
+ * count them): the first module's entry says, and the walk stops there. */
 static int count_loads(struct dl_phdr_info *info, size_t size, void *loads)
 {
 	(void)size;
-	*(unsigned long long *)loads = info->dlpi_adds;
+	*(unsigned long long *)loads = info->dlpi_adds + info->dlpi_subs;
 	return 1;
 }
 
@@ -1446,6 +1490,22 @@ static void find_runtimes(struct runtimes *found)
 #else
 	add_runtime(found, linked_runtime);
 #endif
+}
+#endif
+
+/*
+ * coroutine_open and coroutine_close tell the platform that a schedule
+ * opened or closed.  Only Windows, with the Itanium C++ ABI, holds
+ * something meanwhile (see modules_changed there); elsewhere the library
+ * registers nothing that would outlive the module it is part of.
+ */
+#if !defined(_WIN32) || EH_MSVC_ABI
+static void note_schedule_opened(void)
+{
+}
+
+static void note_schedule_closed(void)
+{
 }
 #endif
 
@@ -2108,10 +2168,11 @@ static void add_runtime(struct runtimes *found, eh_globals_func get)
 }
 
 /* The runtimes in the process, as this thread last found them: looked for
- * again when modules were loaded or unloaded since. */
+ * again when modules were loaded or unloaded since.  modules_changed is
+ * asked at the first look too, which it then counts as the last. */
 static const struct runtimes *runtimes_found(void)
 {
-	if (thread_runtimes.n < 0 || modules_changed()) {
+	if (modules_changed() || thread_runtimes.n < 0) {
 		thread_runtimes.n = 0;
 		find_runtimes(&thread_runtimes);
 	}

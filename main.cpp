@@ -4,7 +4,9 @@
  * With --trace, main also shows what every switch copied and which frames
  * each yield saved (trace.cpp); --trace=html writes the same as a page to
  * step through.  Trace lines are indented, so that the demo's own lines
- * read the same with or without it.
+ * read the same with or without it.  The trace has a second walkthrough,
+ * --trace=trees, of a second program (below the demo): its coroutines
+ * yield from different depths.
  */
 #include "coroutine.h"
 #include "trace.h"
@@ -25,7 +27,7 @@ static void foo(struct schedule *S, void *ud)
 	}
 }
 
-static int trace;
+static int trace; /* what main's argument asks for: enum trace_mode */
 
 /* coroutine_resume(S, id), traced if asked; other is the other coroutine. */
 static void resume(struct schedule *S, int id, int other)
@@ -52,17 +54,74 @@ static void test(struct schedule *S)
 	printf("main end\n");
 }
 
+/*
+ * The trace's second program (--trace=trees, and the page's second
+ * walkthrough): the same loop as test, but each coroutine walks a tree in
+ * order, with a function that calls itself for each child and yields at
+ * every node.  A node deep in its tree is yielded from below more frames
+ * than the root, so the live slice, the bytes copied out and back, grows
+ * and shrinks from one yield to the next.
+ */
+struct node {
+	int value;
+	struct node *left, *right;
+};
+
+static void walk(struct schedule *S, struct node *n)
+{
+	if (n->left != NULL)
+		walk(S, n->left);
+	printf("coroutine %d : %d\n", coroutine_running(S), n->value);
+	coroutine_yield(S);
+	if (n->right != NULL)
+		walk(S, n->right);
+}
+
+static void walk_tree(struct schedule *S, void *ud)
+{
+	walk(S, (struct node *)ud);
+}
+
+/* 1 2 3 4 in order, in two shapes: a chain leaning left, whose first node
+ * is the deepest, and a root whose right child leans left. */
+static struct node chain1 = { 1, NULL, NULL }, chain2 = { 2, &chain1, NULL }, chain3 = { 3, &chain2, NULL },
+		   chain4 = { 4, &chain3, NULL };
+static struct node tree2 = { 2, NULL, NULL }, tree3 = { 3, &tree2, NULL }, tree4 = { 4, &tree3, NULL },
+		   tree1 = { 1, NULL, &tree4 };
+
+static void trees(struct schedule *S)
+{
+	int co1 = coroutine_new(S, walk_tree, &chain4);
+	int co2 = coroutine_new(S, walk_tree, &tree1);
+	printf("main start\n");
+	while (coroutine_status(S, co1) && coroutine_status(S, co2)) {
+		resume(S, co1, co2);
+		resume(S, co2, co1);
+	}
+	printf("main end\n");
+}
+
+/* One program on a schedule of its own. */
+static void run(void (*program)(struct schedule *))
+{
+	struct schedule *S = coroutine_open();
+	if (trace)
+		trace_begin(S);
+	program(S);
+	coroutine_close(S);
+}
+
 int main(int argc, char *argv[])
 {
-	struct schedule *S;
 	trace = trace_start(argc == 2 ? argv[1] : NULL);
-	if (argc > 2 || trace < 0) {
-		fprintf(stderr, "usage: %s [--trace | --trace=html]\n", argv[0]);
+	if (argc > 2 || trace == TRACE_BAD) {
+		fprintf(stderr, "usage: %s [--trace | --trace=trees | --trace=html]\n", argv[0]);
 		return 2;
 	}
-	S = coroutine_open();
-	test(S);
-	coroutine_close(S);
+	if (trace != TRACE_TREES)
+		run(test);
+	if (trace == TRACE_TREES || trace == TRACE_HTML)
+		run(trees);
 	if (trace)
 		trace_end();
 	return 0;

@@ -7,12 +7,23 @@
 
 #include "coroutine.h"
 
-/* Reads main's argument: 1 for a trace, 0 for none, -1 for a bad one. */
-int trace_start(const char *arg);
+/* What main's argument asks for. */
+enum trace_mode {
+	TRACE_BAD = -1, /* an argument main does not know */
+	TRACE_OFF,      /* none: the demo, as the original runs it */
+	TRACE_TEXT,     /* --trace: the demo, traced */
+	TRACE_TREES,    /* --trace=trees: the second program, traced */
+	TRACE_HTML      /* --trace=html: both, as one page */
+};
+
+/* Reads main's argument. */
+enum trace_mode trace_start(const char *arg);
+/* A program starts on S, before it makes its coroutines: a walkthrough. */
+void trace_begin(struct schedule *S);
 /* Around main's coroutine_resume(S, id); other is the other coroutine. */
 void trace_resume(struct schedule *S, int id);
 void trace_after_resume(struct schedule *S, int id, int other);
-/* After the demo: --trace=html writes its page. */
+/* After the last program: --trace=html writes its page. */
 void trace_end(void);
 
 #endif

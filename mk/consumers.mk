@@ -1,5 +1,28 @@
-# mk/consumers.mk - the library as others get it: installed (install-check)
-# and through CMake, Meson and pkg-config (consumer-test).
+# mk/consumers.mk - the library as others get it: the release tarball
+# (dist), installed (install-check) and through CMake, Meson and pkg-config
+# (consumer-test).
+
+# ---- The release tarball -----------------------------------------------------------
+# build/coroutine-1.0.0.tar.gz: every file of the commit checked out
+# (DIST_COMMIT), under coroutine-1.0.0/, but the CI script and .gitignore;
+# and its SHA-256 as sha256sum writes it (and `sha256sum -c` reads it).
+# git archive gives the same bytes for the same commit, so anyone can check
+# a published hash by running make dist at the release's tag.  Changes not
+# committed are not in it: it says so.
+DIST_NAME   := coroutine-$(VERSION)
+DIST_DIR    ?= build
+DIST_COMMIT ?= HEAD
+
+.PHONY: dist
+dist:
+	@git rev-parse -q --verify '$(DIST_COMMIT)^{commit}' > /dev/null || \
+		{ echo "make dist: needs a git checkout, and a commit $(DIST_COMMIT)"; exit 1; }
+	@[ '$(DIST_COMMIT)' != HEAD ] || git diff --quiet HEAD || \
+		echo "make dist: changes not committed are left out: the tarball holds HEAD"
+	@mkdir -p $(DIST_DIR)
+	git archive --format=tar.gz --prefix=$(DIST_NAME)/ -o $(DIST_DIR)/$(DIST_NAME).tar.gz '$(DIST_COMMIT)' -- . ':!.ci' ':!.gitignore'
+	cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256
+	@cat $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
 
 # Installs into a scratch DESTDIR, builds the generator example against the
 # installed copy through pkg-config (which reads only that coroutine.pc and

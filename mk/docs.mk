@@ -1,6 +1,16 @@
-# mk/docs.mk - README's checks: the walkthrough is what the program prints,
-# the page of main --trace=html says what main --trace says, and the table
-# of targets (which `make help` prints) names every target and only targets.
+# mk/docs.mk - README's checks: its first program builds and prints what
+# README shows, the walkthrough is what the program prints, the page of
+# main --trace=html says what main --trace says, and the table of targets
+# (which `make help` prints) names every target and only targets.
+
+# ---- README's first program -------------------------------------------------------
+# Built by README's own lines, with each backend, in an empty directory
+# with the library's files, and run: it must print README's output
+# (test/docs/first_program.sh; `make wasm-test` runs README's wasm lines).
+.PHONY: first-program-check
+first-program-check:
+	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's first program" \
+		test/docs/first_program.sh $(B)/readme/first first-build asm-build
 
 # ---- README's walkthrough, made by the program --------------------------------
 # README's trace excerpt and frame table ("How stack copying works") are what
@@ -10,16 +20,16 @@
 # Elsewhere the sizes differ: the check says so and passes.
 README_BUILD := $(B)/readme
 README_CXX   := g++ -O2 -g
-$(README_BUILD)/main: main.cpp trace.cpp trace.h coroutine.cpp coroutine.h
+$(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_page_html.h coroutine.cpp
 	@mkdir -p $(@D)
 	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
-	$(README_CXX) main.cpp trace.cpp $(@D)/coroutine.o -lbacktrace -o $@
+	$(README_CXX) -I$(@D) $(TRACE_SOURCES) $(@D)/coroutine.o -lbacktrace -o $@
 
 .PHONY: readme-trace readme-check readme-walkthrough-check targets-check
 readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
-readme-check: readme-walkthrough-check targets-check
+readme-check: first-program-check readme-walkthrough-check targets-check
 
 readme-walkthrough-check:
 	@if [ "$$(uname -m)" != x86_64 ]; then \
@@ -32,7 +42,7 @@ readme-walkthrough-check:
 # Every target a user runs is declared .PHONY and named in README's table
 # ("Make targets"), and every target the table names exists.  Internal
 # targets, which other targets call, are listed here instead.
-INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs \
+INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
 	msvc-view readme-walkthrough-check targets-check matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:
@@ -48,8 +58,9 @@ targets-check:
 
 # ---- The page of main --trace=html -------------------------------------------------
 # In headless Chromium (Debian's chromium): the DOM its script drew at
-# several steps must say what main --trace says; screenshots of four steps
-# are left in $(B)/trace-page/.
+# several steps of both walkthroughs must say what main --trace and main
+# --trace=trees say; screenshots of four steps of each are left in
+# $(B)/trace-page/.
 .PHONY: trace-page-test
 trace-page-test: $(O)/main$(EXE)
 	test/docs/trace_page.sh $(O)/main$(EXE) $(B)/trace-page

@@ -2,9 +2,9 @@
 #
 # test/spec/ is the specification: the CMocka suites, a behaviour per test.
 # test/support/ holds what they share (support.h, the reference model, the
-# frames of test_guard, the plugin of test_late_runtime); test/platform/
-# the programs for targets without CMocka (driver.c) or for one platform
-# (win_stack.c, msvc_exceptions.cpp, wasm_faults.c).
+# frames of test_guard, the plugins of test_late_runtime and test_reload);
+# test/platform/ the programs for targets without CMocka (driver.c) or for
+# one platform (win_stack.c, msvc_exceptions.cpp, wasm_faults.c).
 
 TESTLIBS := -lcmocka -lpthread -lm
 TEST_HEADERS := coroutine.h $(wildcard test/support/*.h)
@@ -53,10 +53,28 @@ $(O)/late_runtime_plugin.so: test/support/late_runtime_plugin.cpp test/support/l
 # where it does not build, its tests say so and skip.
 LIBCXX_CXX ?= clang++ -stdlib=libc++
 $(O)/late_runtime_plugin_libcxx.so: test/support/late_runtime_plugin.cpp test/support/late_runtime.h coroutine.h
-	-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -g $(TEST_INCLUDES) -fPIC -shared $< -o $@
+	-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -gdwarf-4 $(TEST_INCLUDES) -fPIC -shared $< -o $@
 
 $(O)/test_late_runtime: TESTLIBS += -rdynamic
 $(O)/test_late_runtime: | $(O)/late_runtime_plugin.so $(if $(EMULATOR),,$(O)/late_runtime_plugin_libcxx.so)
+
+# test_reload loads, drives and unloads again and again, as a game engine
+# reloads its game code, a module with the library in it: reload_plugin.so
+# (test/support/reload_plugin.c and the backend's position-independent
+# objects); and between two reloads, any other module (reload_other.so).
+# -Bsymbolic: the plugin's references to coroutine_* stay inside it, even
+# where the program has the library too.
+$(O)/pic/reload_plugin.o: test/support/reload_plugin.c test/support/reload.h coroutine.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PIC) $(WARN) $(CFLAGS) $(TEST_INCLUDES) -c $< -o $@
+
+$(O)/reload_plugin.so: $(O)/pic/reload_plugin.o $(PICOBJS_$(BACKEND))
+	$(CC) -shared -Wl,-Bsymbolic $(LDFLAGS) $^ -o $@
+
+$(O)/reload_other.so: test/support/reload_other.c
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
+
+$(O)/test_reload: | $(O)/reload_plugin.so $(O)/reload_other.so
 
 # test_guard's largest frames come from code built with -fstack-clash-protection.
 $(O)/clash_frames.o: test/support/clash_frames.c test/support/clash_frames.h

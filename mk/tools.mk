@@ -20,7 +20,7 @@ export UBSAN_OPTIONS ?= print_stacktrace=1
 # huge frames.
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
-	--child-silent-after-fork=yes
+	--child-silent-after-fork=yes --suppressions=$(CURDIR)/test/support/valgrind.supp
 EXPECT_REPORT := test/bugs/expect_report.sh
 ASAN_BUGS := heap_overflow:heap-buffer-overflow stack_overflow:stack-buffer-overflow \
 	stack_overflow_across_yield:stack-buffer-overflow

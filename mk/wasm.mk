@@ -5,8 +5,10 @@
 # itself; programs link with -sASYNCIFY (README).  CMocka is not packaged
 # for wasm (and its tests fork): what runs is what test-without-cmocka runs,
 # test/platform/driver.c and the demo's and examples' outputs, then
-# test/platform/wasm_faults.c.  -sNODERAWFS lets the script example read its files
-# from the host.  Debian's emcc (3.1.6) finds node's acorn through
+# test/platform/wasm_faults.c, then README's wasm lines on its first
+# program, word for word (they set NODE_PATH themselves: not here).
+# -sNODERAWFS lets the script example read its files from the host.
+# Debian's emcc (3.1.6) finds node's acorn through
 # NODE_PATH; its loader would fetch() the .wasm under node 18 and later,
 # hence --no-experimental-fetch.  Its system libraries come built, in a
 # frozen cache under /usr/share/emscripten (so no EM_CACHE: another cache
@@ -43,6 +45,8 @@ wasm-test:
 	@echo "== test/platform/wasm_faults.sh"
 	@test/platform/wasm_faults.sh "$(WASM_RUN)" $(WASM_B)/faults/fiber/wasm_faults.js
 	@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS=driver check
+	@env -u NODE_PATH LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's wasm lines" \
+		test/docs/first_program.sh $(WASM_B)/readme wasm-build
 
 # The wasm twin of bench: the fiber backend beside Emscripten's own fiber
 # round trip, under node, built with WASM_OPT (-O2 unless given).

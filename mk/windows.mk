@@ -5,9 +5,9 @@
 # Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/platform/driver.c, and the demo's
-# and the examples' outputs), test/platform/win_stack.c, and the C++ exception tests
-# built without CMocka (driver_cxx).  wine's state lives in the build
-# folder; creating it takes seconds, once.
+# and the examples' outputs), test/platform/win_stack.c, test/spec/test_reload.c
+# (reload) and the C++ exception tests, built without CMocka (driver_cxx).  wine's
+# state lives in the build folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
 WIN_B := $(B)/windows
@@ -35,7 +35,7 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx" check check-outputs
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx reload" check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
 
@@ -46,6 +46,28 @@ windows-test: $(WINEPREFIX_DIR)/system.reg
 .PHONY: windows-dll-test
 windows-dll-test: $(WINEPREFIX_DIR)/system.reg
 	test/platform/windows_dll.sh $(MINGW) $(WIN_B)/dll $(WINE_RUN)
+
+# reload: test_reload.c without CMocka (test/support/plain_suite.h), which
+# loads, drives and frees again and again, as a game engine reloads its
+# game code, reload_plugin.dll (test/support/reload_plugin.c with the
+# library built in) and libcoroutine.dll, both beside it.  The library's
+# DLL is linked as CMake and Meson link it (with libgcc built in);
+# Microsoft's linker would export none of its functions, so the MSVC ABI
+# has the plugin only (RELOAD_DLLS).  DLL_LDFLAGS: what a DLL adds to the
+# programs' LDFLAGS.
+RELOAD_DLLS ?= reload_plugin libcoroutine
+$(O)/reload.o: test/spec/test_reload.c $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(CC) -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) $(TEST_INCLUDES) -c $< -o $@
+
+$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(addprefix $(O)/,$(addsuffix .dll,$(RELOAD_DLLS)))
+	$(CLINK) $(LDFLAGS) $^ -o $@
+
+$(O)/reload_plugin.dll: $(O)/reload_plugin.o $(LIBOBJS_$(BACKEND))
+	$(CLINK) -shared $(LDFLAGS) $(DLL_LDFLAGS) $^ -o $@
+
+$(O)/libcoroutine.dll: $(LIBOBJS_$(BACKEND))
+	$(CLINK) -shared $(LDFLAGS) $(DLL_LDFLAGS) $^ -o $@
 
 # The C++ exception tests linked against MinGW's libstdc++-6.dll (and
 # libgcc_s_seh-1.dll, found through WINEPATH) instead of statically: the
@@ -81,7 +103,8 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # preprocessed as cl.exe sees it, _MSC_VER and neither __GNUC__ nor
 # __clang__, must hold no GNU-only spelling in its own lines), and the
 # ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
-# library, the demo, the C examples, driver, win_stack and msvc_exceptions,
+# library, the demo, the C examples, driver, win_stack, msvc_exceptions and
+# reload (whose plugin DLL starts at libwinecrt0's DllMainCRTStartup),
 # linked by lld-link against the MSVC C runtime's interface as wine
 # provides it (headers: libwine-dev; import libraries and mainCRTStartup:
 # wine64-tools), run under wine, outputs as on Linux.  Twice: with
@@ -109,7 +132,8 @@ MSVC_LDFLAGS := -fuse-ld=lld -nostdlib -Wl,-entry:mainCRTStartup $(MSVC_B)/msvc_
 MSVC_SPELLINGS := CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS) -DCOROUTINE_MICROSOFT_SPELLINGS=1" \
 	CXXFLAGS="$(CXXFLAGS) -Wno-implicit-function-declaration"
 MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX= \
-	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar LDFLAGS="$(MSVC_LDFLAGS)"
+	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar LDFLAGS="$(MSVC_LDFLAGS)" \
+	RELOAD_DLLS=reload_plugin DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup
 # GNU-only spellings cl.exe would reject.
 GNU_ONLY := __attribute__|__builtin_|__asm|(^|[^_[:alnum:]])asm *\(|__thread|typeof|__extension__|\(\{|__label__|__int128|__inline__|__restrict__
 
@@ -135,8 +159,8 @@ $(MSVC_B)/m.lib:
 
 windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/masm SWITCH=asm_switch.asm $(MSVC_SPELLINGS) \
-		TESTS="driver win_stack msvc_exceptions" check check-outputs
+		TESTS="driver win_stack msvc_exceptions reload" check check-outputs
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/gas CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" \
-		TESTS="driver win_stack msvc_exceptions" check check-outputs
+		TESTS="driver win_stack msvc_exceptions reload" check check-outputs
 	test/platform/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
 

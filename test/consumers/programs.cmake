@@ -8,9 +8,13 @@ add_executable(version ${CMAKE_CURRENT_LIST_DIR}/version.c)
 target_compile_definitions(version PRIVATE EXPECTED_VERSION="${COROUTINE_VERSION}")
 target_link_libraries(version PRIVATE coroutine::coroutine)
 
-# Installed, the programs find a shared libcoroutine where the library's
-# install rules put it: <prefix>/lib (RPATH $ORIGIN/../lib), or on Windows
-# <prefix>/bin beside them.
+# Installed, the programs find a shared libcoroutine where README's lines
+# (cmake-install-rpath, which run.sh finds here word for word) point them:
+# <prefix>/lib, where the library's install rules put it beside them, or
+# the directory they were linked with (find_package's prefix).  On Windows
+# the DLL lies in <prefix>/bin beside them.
 include(GNUInstallDirs)
-set_target_properties(generator version PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+set_target_properties(generator version PROPERTIES
+  INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}"
+  INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS generator version)

@@ -2,19 +2,27 @@
 # run.sh - C projects get the library the ways a user would, and their
 # programs run correctly (`make consumer-test`; run from the source root).
 #
-# For each of static/shared x ucontext/asm (COMBOS):
+# First `make dist` writes the release tarball of the working tree: README's
+# recipes get it from there (its file:// address and hash standing for
+# README's <releases> and <sha256>).  For each of static/shared x
+# ucontext/asm (COMBOS):
 #   - the library built on its own with CMake: ctest runs the suite, then
 #     `cmake --install` into a scratch prefix;
 #   - CMake consumers (test/consumers/*/CMakeLists.txt, `project(x C)`):
-#     add_subdirectory, FetchContent from a git repository, find_package
-#     after that install; the first two install their programs, which must
-#     run from their prefix (the library installed with them);
-#   - a Meson project with the library as a subproject (a wrap file), whose
-#     setup must report coroutine.h's version;
+#     add_subdirectory, FetchContent of the tarball (README's lines),
+#     find_package after that install; each installs its programs into a
+#     prefix of its own, where they must run: the first two with the
+#     library installed with them, the third with the library's prefix;
+#   - a Meson project with the library as a subproject (README's wrap file
+#     of the tarball), static by default, whose setup must report
+#     coroutine.h's version, and whose installed programs must run;
 #   - pkg-config against the CMake install.
-# Then: make, CMake and Meson install the same coroutine.pc; README's
-# pkg-config recipes against `make install` into a private prefix; the
-# suite under Ninja Multi-Config (`ctest -C Release`); CMake builds the
+# The consumers' install rules are README's lines, word for word.  The
+# demo, as CMake and Meson build it (the library the project), prints the
+# original's output and writes trace_page.html's page.  Then: make, CMake
+# and Meson install the same coroutine.pc; README's pkg-config recipes
+# against `make install` into a private prefix; the suite under Ninja
+# Multi-Config (`ctest -C Release`); CMake builds the
 # shared library with clang; consumers cross-built through the shipped
 # toolchain and cross files (CROSS: aarch64 under qemu-user, mingw under
 # wine); for each backend, `make install-check`.
@@ -69,23 +77,36 @@ check_programs() {
 	esac
 }
 
-# check_installed BUILD PREFIX LINKAGE: `cmake --install` of the consumer
-# BUILD into PREFIX installs programs that run from there, a shared build's
-# loading the libcoroutine.so installed with them (through their RPATH,
-# $ORIGIN/../lib), not the one in the build tree.
+# check_installed PREFIX LINKAGE [LIBDIR]: the programs installed in
+# PREFIX/bin run without LD_LIBRARY_PATH, a shared build's loading, through
+# their rpath, the libcoroutine.so.1 installed in LIBDIR (PREFIX/lib
+# unless given), not the one in a build tree.
 check_installed() {
-	local build=$1 prefix=$2 linkage=$3 lib
-	rm -rf "$prefix"
-	step "  cmake --install $(basename "$build")" cmake --install "$build" --prefix "$prefix"
+	local prefix=$1 linkage=$2 libdir=${3:-$1/lib} lib
 	env -u LD_LIBRARY_PATH "$prefix/bin/generator" | diff -u examples/generator.expected - ||
 		fail "$prefix/bin/generator's output"
 	env -u LD_LIBRARY_PATH "$prefix/bin/version" > /dev/null || fail "$prefix/bin/version"
 	lib=$(env -u LD_LIBRARY_PATH ldd "$prefix/bin/generator" | awk '$1 ~ /^libcoroutine\.so/ { print $3 }')
 	case $linkage in
-	shared) [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$prefix/lib/libcoroutine.so.1")" ] ||
-			fail "installed, $prefix/bin/generator loads '$lib', not $prefix/lib/libcoroutine.so.1" ;;
+	shared) [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$libdir/libcoroutine.so.1")" ] ||
+			fail "installed, $prefix/bin/generator loads '$lib', not $libdir/libcoroutine.so.1" ;;
 	static) [ -z "$lib" ] || fail "$prefix/bin/generator loads $lib, not the static library" ;;
 	esac
+}
+
+# cmake_installed BUILD PREFIX LINKAGE [LIBDIR]: `cmake --install` of the
+# consumer BUILD into PREFIX installs programs that run from there.
+cmake_installed() {
+	rm -rf "$2"
+	step "  cmake --install $(basename "$1")" cmake --install "$1" --prefix "$2"
+	check_installed "${@:2}"
+}
+
+# check_demo DIR: the demo that CMake or Meson built in DIR prints the
+# original's output, and its --trace=html page is trace_page.html's.
+check_demo() {
+	"$1/main" | diff -u examples/main.expected - || fail "$1/main's output"
+	test/docs/trace_page_html.sh "$1/main" > /dev/null || fail "$1/main --trace=html"
 }
 
 # no_tests DIR: the library's build tree DIR, inside a consumer's, holds
@@ -95,32 +116,55 @@ no_tests() {
 	[ ! -e "$1/test_api" ] && [ ! -e "$1/examples" ] || fail "tests or examples built in $1"
 }
 
-# A git repository holding the working tree as it is, uncommitted changes
-# included, for FetchContent and the Meson wrap.  Fixed dates: the same
-# tree gives the same commit, so a second run fetches nothing new.
-snapshot=$work/snapshot
-rm -rf "$snapshot"
-mkdir -p "$snapshot"
-tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C "$snapshot"
-(
-	cd "$snapshot"
-	export GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z
-	git init -q
-	git add -A
-	git -c user.name=consumer-test -c user.email=consumer-test@localhost commit -qm snapshot
-)
-tag=$(git -C "$snapshot" rev-parse HEAD)
+# The version coroutine.h defines, as 1.0.0.
+version=$(sed -n 's/^#define COROUTINE_VERSION_[A-Z]* \([0-9]*\)$/\1/p' coroutine.h | paste -sd.)
 
-# The Meson project, staged with its programs and a wrap file that points
-# at the snapshot; a new snapshot replaces the subproject's old checkout.
-meson_src=$work/meson-src
-mkdir -p "$meson_src/subprojects"
-cp "$consumers/meson/meson.build" examples/generator.c "$consumers/version.c" "$meson_src/"
-wrap=$(printf '[wrap-git]\nurl = %s\nrevision = %s\ndepth = 1\n' "$snapshot" "$tag")
-if [ "$wrap" != "$(cat "$meson_src/subprojects/coroutine.wrap" 2>/dev/null)" ]; then
-	rm -rf "$meson_src/subprojects/coroutine"
-	echo "$wrap" > "$meson_src/subprojects/coroutine.wrap"
+# The release tarball of the working tree as it is, as a release would
+# hold it: changes not committed yet included (git stash create makes a
+# commit of them and touches nothing; nothing when there are none), files
+# never added left out.  Fixed dates: the same tree gives the same commit,
+# tarball and hash, so that a second run fetches and builds nothing new.
+tree=$(GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+	git -c user.name=consumer-test -c user.email=consumer-test@localhost stash create) ||
+	fail "the release tarball is made with git: run this in a git checkout"
+dist=$work/dist
+step "make dist (of the working tree)" make --no-print-directory dist DIST_DIR="$dist" DIST_COMMIT="${tree:-HEAD}"
+releases=file://$dist
+sha256=$(cut -d' ' -f1 "$dist/coroutine-$version.tar.gz.sha256")
+
+# readme BLOCK: README's block (test/docs/readme_block.sh), the tarball's
+# address and hash in place of <releases> and <sha256>.
+readme() {
+	test/docs/readme_block.sh "$1" > "$work/$1.block" || return 1
+	sed -e "s|<releases>|$releases|g" -e "s|<sha256>|$sha256|g" "$work/$1.block"
+}
+
+# readme_lines_in FILE BLOCK NAME: FILE holds README's BLOCK word for word,
+# with NAME for README's prog: the consumers run README's lines.
+readme_lines_in() {
+	local lines
+	lines=$(readme "$2") || fail "README's $2 lines"
+	lines=${lines//prog/$3}
+	[[ $(cat "$1") == *"$lines"* ]] || fail "$1 does not hold README's $2 lines (prog: $3):
+$lines"
+}
+readme_lines_in "$consumers/programs.cmake" cmake-install-rpath "generator version"
+readme_lines_in "$consumers/meson/meson.build" meson-install-rpath generator
+
+# FetchContent_Declare as README has it.
+readme cmake-fetchcontent > "$work/fetchcontent.cmake" || fail "README's cmake-fetchcontent lines"
+
+# The Meson project in $meson, staged with its programs and README's wrap
+# file; another wrap file (another tarball) starts it afresh.
+meson=$work/meson
+meson_src=$meson/src
+readme meson-wrap > "$work/coroutine.wrap" || fail "README's meson-wrap lines"
+if ! cmp -s "$work/coroutine.wrap" "$meson_src/subprojects/coroutine.wrap"; then
+	rm -rf "$meson"
+	mkdir -p "$meson_src/subprojects"
+	cp "$work/coroutine.wrap" "$meson_src/subprojects/coroutine.wrap"
 fi
+cp "$consumers/meson/meson.build" examples/generator.c "$consumers/version.c" "$meson_src/"
 
 # cmake_project SOURCE BUILD [OPTION...]: configures and builds.
 cmake_project() {
@@ -135,9 +179,6 @@ cmake_suite() {
 	shift
 	cmake_project . "$build" "$@" && (cd "$build" && ctest --output-on-failure)
 }
-
-# The version coroutine.h defines, as 1.0.0.
-version=$(sed -n 's/^#define COROUTINE_VERSION_[A-Z]* \([0-9]*\)$/\1/p' coroutine.h | paste -sd.)
 
 # meson_project SOURCE BUILD [OPTION...]: sets up once, then builds (which
 # sets up again when a meson.build changed).  The setup must report the
@@ -168,16 +209,18 @@ pkg_config_programs() {
 }
 
 # same_pc: make and CMake install the same coroutine.pc for the same
-# prefix; Meson's differs only in its libdir (Debian's multiarch one).
+# prefix; Meson's differs only in its libdir (Debian's multiarch one), and
+# in its prefix, the one its build was set up with.
 same_pc() {
-	local dir=$work/pc make_pc
+	local dir=$work/pc make_pc meson_prefix=$meson/installed-static-ucontext
 	rm -rf "$dir"
 	make --no-print-directory install DESTDIR="$dir/make" PREFIX=/usr/local &&
 	DESTDIR="$dir/cmake" cmake --install "$work/lib-static-ucontext" --prefix /usr/local &&
-	meson install -C "$work/meson-static-ucontext" --destdir "$dir/meson" --no-rebuild || return 1
+	meson install -C "$meson/static-ucontext" --destdir "$dir/meson" --no-rebuild || return 1
 	make_pc=$dir/make/usr/local/lib/pkgconfig/coroutine.pc
 	diff -u "$make_pc" "$dir/cmake/usr/local/lib/pkgconfig/coroutine.pc" &&
-	diff -u <(grep -v '^libdir=' "$make_pc") <(grep -v '^libdir=' "$(find "$dir/meson" -name coroutine.pc)")
+	diff -u <(grep -v '^libdir=' "$make_pc") <(grep -v '^libdir=' "$(find "$dir/meson" -name coroutine.pc)" |
+		sed "s|^prefix=$meson_prefix\$|prefix=/usr/local|")
 }
 
 # COMBOS="static-asm" (say) runs only that combination, COMBOS= none.
@@ -190,6 +233,7 @@ for combo in $combos; do
 	prefix=$work/prefix-$combo
 
 	step "$combo: CMake, the library on its own, ctest" cmake_suite "$work/lib-$combo" "${options[@]}"
+	check_demo "$work/lib-$combo"
 	rm -rf "$prefix"
 	step "$combo: cmake --install" cmake --install "$work/lib-$combo" --prefix "$prefix"
 
@@ -197,26 +241,44 @@ for combo in $combos; do
 		"$work/add_subdirectory-$combo" "${options[@]}" -DCOROUTINE_SOURCE_DIR="$root"
 	check_programs "$work/add_subdirectory-$combo" $linkage
 	no_tests "$work/add_subdirectory-$combo/coroutine"
-	check_installed "$work/add_subdirectory-$combo" "$work/installed-add_subdirectory-$combo" $linkage
+	cmake_installed "$work/add_subdirectory-$combo" "$work/installed-add_subdirectory-$combo" $linkage
 
-	step "$combo: CMake FetchContent" cmake_project "$consumers/fetchcontent" \
-		"$work/fetchcontent-$combo" "${options[@]}" -DCOROUTINE_GIT_URL="$snapshot" \
-		-DCOROUTINE_GIT_TAG="$tag"
+	step "$combo: CMake FetchContent of the release tarball" cmake_project "$consumers/fetchcontent" \
+		"$work/fetchcontent-$combo" "${options[@]}" -DCOROUTINE_FETCH="$work/fetchcontent.cmake"
+	! grep -B2 -A8 'CMake Warning' "$log" || fail "README's FetchContent lines: CMake warns"
 	check_programs "$work/fetchcontent-$combo" $linkage
 	no_tests "$work/fetchcontent-$combo/_deps/coroutine-build"
-	check_installed "$work/fetchcontent-$combo" "$work/installed-fetchcontent-$combo" $linkage
+	cmake_installed "$work/fetchcontent-$combo" "$work/installed-fetchcontent-$combo" $linkage
 
+	# Installed into another prefix than the library's.
 	step "$combo: CMake find_package" cmake_project "$consumers/find_package" \
 		"$work/find_package-$combo" -DCMAKE_PREFIX_PATH="$prefix"
 	check_programs "$work/find_package-$combo" $linkage
+	cmake_installed "$work/find_package-$combo" "$work/installed-find_package-$combo" $linkage "$prefix/lib"
 
-	step "$combo: Meson subproject" meson_project "$meson_src" "$work/meson-$combo" \
-		-Ddefault_library=$linkage -Dcoroutine:asm=$([ $asm = ON ] && echo true || echo false)
-	check_programs "$work/meson-$combo" $linkage
+	# Static unless asked for the subproject: the default is what is tested.
+	meson_options=(-Dcoroutine:asm=$([ $asm = ON ] && echo true || echo false))
+	[ "$linkage" = static ] || meson_options+=(-Dcoroutine:default_library=shared)
+	step "$combo: Meson subproject" meson_project "$meson_src" "$meson/$combo" \
+		--prefix "$meson/installed-$combo" "${meson_options[@]}"
+	check_programs "$meson/$combo" $linkage
+	rm -rf "$meson/installed-$combo"
+	step "  meson install" meson install -C "$meson/$combo" --no-rebuild
+	check_installed "$meson/installed-$combo" $linkage \
+		"$(dirname "$(find "$meson/installed-$combo" -name 'libcoroutine.so.1' | head -n 1)")"
 
 	step "$combo: pkg-config" pkg_config_programs "$prefix" "$work/pkg-config-$combo"
 	check_programs "$work/pkg-config-$combo" $linkage
 done
+
+# Meson builds the demo when the library is the project, not a subproject.
+meson_demo() {
+	local build=$work/meson-demo
+	[ -f "$build/build.ninja" ] || meson setup "$build" . || return 1
+	ninja -C "$build"
+}
+step "Meson, the library on its own: the demo" meson_demo
+check_demo "$work/meson-demo"
 
 if [[ " $combos " == *" static-ucontext "* ]]; then
 	step "make, CMake and Meson install the same coroutine.pc" same_pc
@@ -311,9 +373,9 @@ for target in ${CROSS-aarch64 mingw}; do
 		[ "$target" != mingw ] || mingw_dlls "$build-installed/bin"
 	done
 	step "$target: Meson subproject through $(basename "$cross_file")" meson_project "$meson_src" \
-		"$work/meson-cross-$target" --cross-file "$cross_file" -Ddefault_library=static
-	run_cross "$runner" "$work/meson-cross-$target" "$exe"
-	[ "$target" != mingw ] || mingw_dlls "$work/meson-cross-$target"
+		"$meson/cross-$target" --cross-file "$cross_file"
+	run_cross "$runner" "$meson/cross-$target" "$exe"
+	[ "$target" != mingw ] || mingw_dlls "$meson/cross-$target"
 done
 
 # ucontext last: it is the backend a plain `make` selects.

@@ -40,8 +40,8 @@ table() {
 			name = $0
 			sub(/^ *[0-9]+ B  /, "", name)
 			what = "`" name "`"
-			if (name ~ /^\?\?/)
-				what = "`" name "`: the entry, what `makecontext` put at the top (a return address into libc'"'"'s `__start_context`, which gdb too names `??`, and a null word)"
+			if (name ~ /^makecontext.s start routine/)
+				what = what ": the entry, what `makecontext` put at the top: a return address into libc'"'"'s start routine (glibc'"'"'s `__start_context`, a local symbol, which gdb names `??`), where `run_coroutine_ucontext` would return if it ever did, and a null word"
 			else if (name ~ /^run_coroutine/)
 				what = what ": the library'"'"'s entry, which calls the coroutine'"'"'s function"
 			else if (name == "foo")

@@ -1,75 +1,122 @@
 #!/bin/bash
 # The page of `main --trace=html`, checked in a real browser: headless
-# Chromium opens it at several steps (#step=N, and #step=N&next=K, which
-# presses its "next" button K times), and what its script drew (the DOM
-# after it ran) must say what `main --trace` says at that step: the step
-# count, the step's line, the frames on the run stack with their bytes, and
-# the bytes that moved.  Screenshots of a few steps are kept in OUT.
+# Chromium opens it at several steps of both walkthroughs (#walk=W&step=N,
+# and &next=K, which presses its "next" button K times), and what its
+# script drew (the DOM after it ran) must say what the text trace says at
+# that step (`main --trace` for the demo, `main --trace=trees` for the
+# second): the step count, the step's line, what the program printed, the
+# frames on the run stack and in both heap copies with their bytes, and
+# the bytes that moved.  Screenshots of a few steps of each walkthrough are
+# kept in OUT.
 #
 #   test/docs/trace_page.sh MAIN OUT
 set -euo pipefail
 main=$1 out=$2
 chromium=${CHROMIUM:-chromium}
 mkdir -p "$out"
-"$main" --trace > "$out/trace.txt"
+rm -f "$out"/*.png
+"$main" --trace > "$out/trace-1.txt"
+"$main" --trace=trees > "$out/trace-2.txt"
 "$main" --trace=html > "$out/trace.html"
 page=$(realpath "$out/trace.html")
 
 fail() { echo "trace page: $*" >&2; exit 1; }
+
+# The page is trace_page.html with the walkthroughs put in, not an older copy.
+"$(dirname "$0")/trace_page_html.sh" "$main" || fail "the page is not trace_page.html's"
 
 # One self-contained file: nothing fetched from anywhere.
 if grep -n -i -E '<script[^>]*src|<link|<img|@import|url\(|https?://' "$page"; then
 	fail "the page reaches for something outside itself (above)"
 fi
 
-# The trace's steps: every resume, yield and return, one line each, and
-# after each the frames its run stack holds (name|bytes, top first): a
-# yield's own, a copy back's or a kept slice's from that coroutine's last
-# yield, none at a first run or a return.
-awk '
-	function flush() { if (line != "") { print line; for (i = 0; i < n; i++) print "  " f[i] } }
-	/^  (resume|yield |coroutine [0-9]+ returned)/ {
-		flush()
-		line = substr($0, 3); n = 0
-		split(line, w, /[ :]+/); id = w[2]
-		if (line ~ /^resume/ && line !~ /first run/) { n = last_n[id]; for (i = 0; i < n; i++) f[i] = last[id, i] }
-		yielding = line ~ /^yield/
-		next
-	}
-	yielding && /^ +[0-9]+ B  / {
-		name = $0; sub(/^ *[0-9]+ B  /, "", name)
-		f[n] = name "|" $1; last[id, n] = f[n]; n++; last_n[id] = n
-	}
-	END { flush() }
-' "$out/trace.txt" > "$out/steps.txt"
-steps=$(grep -c -v '^  ' "$out/steps.txt")
-[ "$steps" -gt 0 ] || fail "no steps in $main --trace"
-yields=$(grep -c '^yield' "$out/steps.txt")
-frames=$(grep -c '^  ' "$out/steps.txt")
-[ "$frames" -ge $((5 * yields)) ] || fail "$main --trace names fewer than 5 frames per yield"
+# A trace's steps: every resume, yield and return, one line each, and after
+# each what the page must draw at that step, one line each: "run NAME|BYTES"
+# for the frames its run stack holds (a yield's own, a copy back's or a kept
+# slice's from that coroutine's last yield; none at a first run or a
+# return), "copy0 NAME|BYTES" and "copy1 ..." for the frames each heap copy
+# holds (its coroutine's last yield's, none once freed), and "said LINE"
+# for each line the program printed since the step before (the last step
+# also gets what it printed after).  Frames are listed top first.
+steps_of() {
+	awk '
+		function flush(   i, c) {
+			if (line == "")
+				return
+			print line
+			for (i = 0; i < n; i++) print "  run " f[i]
+			for (c = 0; c < 2; c++) for (i = 0; i < last_n[c]; i++) print "  copy" c " " last[c, i]
+			for (i = 0; i < nsaid_step; i++) print "  said " said_step[i]
+		}
+		/^  (resume|yield |coroutine [0-9]+ returned)/ {
+			flush()
+			for (i = 0; i < nsaid; i++) said_step[i] = said[i]
+			nsaid_step = nsaid; nsaid = 0
+			line = substr($0, 3); n = 0
+			split(line, w, /[ :]+/); id = w[2]
+			if (line ~ /^resume/ && line !~ /first run/) { n = last_n[id]; for (i = 0; i < n; i++) f[i] = last[id, i] }
+			if (line ~ /returned/) last_n[id] = 0
+			yielding = line ~ /^yield/
+			if (yielding) last_n[id] = 0
+			next
+		}
+		yielding && /^ +[0-9]+ B  / {
+			name = $0; sub(/^ *[0-9]+ B  /, "", name)
+			f[n] = name "|" $1; last[id, n] = f[n]; n++; last_n[id] = n
+			next
+		}
+		!/^ / { said[nsaid++] = $0 }
+		END { for (i = 0; i < nsaid; i++) said_step[nsaid_step++] = said[i]; flush() }
+	' "$1"
+}
 
-# What the trace says at step k (1-based): its line, then its frames.
-expected() { awk -v k="$1" '!/^  / { s++ } s == k' "$out/steps.txt"; }
+# What the DOM drew, in the same form, after the step's line.
+drawn() {
+	local d=$1
+	unescape() { sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g'; }
+	echo "$d" | { grep -o 'class="band frame[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
+		sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  run \1|\2/' | unescape
+	echo "$d" | { grep -o 'class="band hframe[^"]*" data-copy="[01]" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
+		sed 's/.*data-copy="\([01]\)" data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  copy\1 \2|\3/' | unescape
+	echo "$d" | { grep -o '<div class="said-line">[^<]*</div>' || true; } |
+		sed 's|<div class="said-line">\(.*\)</div>|  said \1|' | unescape
+}
+
+declare -A nsteps
+for w in 1 2; do
+	steps_of "$out/trace-$w.txt" > "$out/steps-$w.txt"
+	nsteps[$w]=$(grep -c -v '^  ' "$out/steps-$w.txt")
+	[ "${nsteps[$w]}" -gt 0 ] || fail "no steps in trace-$w.txt"
+	yields=$(grep -c '^yield' "$out/steps-$w.txt")
+	[ "$(awk '/^yield/ { y = 1; next } /^[^ ]/ { y = 0 } y && /^  run/' "$out/steps-$w.txt" | wc -l)" -ge \
+		$((5 * yields)) ] || fail "trace-$w.txt names fewer than 5 frames per yield"
+done
+# The second walkthrough is there to show slices of different sizes.
+[ "$(sed -n 's/^yield  [0-9]*: copied \([0-9]*\) bytes.*/\1/p' "$out/steps-2.txt" | sort -u | wc -l)" -ge 3 ] ||
+	fail "main --trace=trees yields fewer than 3 different slice sizes"
+
+# What the trace says at step k (1-based) of walkthrough w.
+expected() { awk -v k="$2" '!/^  / { s++ } s == k' "$out/steps-$1.txt"; }
 
 dom() {
 	timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
 		--virtual-time-budget=2000 --dump-dom "file://$page#$1" 2> /dev/null
 }
 
-check_step() { # url-hash, step shown
-	local hash=$1 k=$2 d want got
+check_step() { # walkthrough, url-hash, step shown
+	local w=$1 hash=$2 k=$3 d want got steps=${nsteps[$1]}
 	d=$(dom "$hash")
-	echo "$d" | grep -q "<b id=\"steps\">$steps</b>" || fail "#$hash: the page does not count $steps steps"
-	echo "$d" | grep -q "<b id=\"step\">$k</b>" || fail "#$hash: the page is not at step $k"
-	want=$(expected "$k")
+	grep -q "id=\"walk-$w\"[^>]*class=\"on\"" <<< "$d" || fail "#$hash: the page does not show walkthrough $w"
+	grep -q "<b id=\"steps\">$steps</b>" <<< "$d" || fail "#$hash: the page does not count $steps steps"
+	grep -q "<b id=\"step\">$k</b>" <<< "$d" || fail "#$hash: the page is not at step $k"
+	want=$(expected "$w" "$k")
 	got=$(echo "$d" | sed -n 's|.*<div id="title">\([^<]*\)</div>.*|\1|p')
 	[ "$got" = "$(echo "$want" | head -1)" ] || fail "#$hash: step $k says '$got', the trace '$(echo "$want" | head -1)'"
-	got=$(echo "$d" | { grep -o 'class="frame[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
-		sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  \1|\2/' | sed 's/&amp;/\&/g')
+	got=$(drawn "$d")
 	[ "$got" = "$(echo "$want" | tail -n +2)" ] ||
-		fail "#$hash: step $k draws the frames"$'\n'"$got"$'\n'"the trace has"$'\n'"$(echo "$want" | tail -n +2)"
+		fail "#$hash: step $k draws"$'\n'"$got"$'\n'"the trace has"$'\n'"$(echo "$want" | tail -n +2)"
 	# The bytes that moved: a yield's out, a copy back's in.
-	local line moved dir
+	local line moved dir run
 	line=$(echo "$want" | head -1)
 	case $line in
 	yield*) dir=out moved=$(echo "$line" | sed 's/.*copied \([0-9]*\) bytes.*/\1/') ;;
@@ -77,22 +124,36 @@ check_step() { # url-hash, step shown
 	*still*) dir=kept moved=$(echo "$line" | sed 's/.*its \([0-9]*\) bytes.*/\1/') ;;
 	*) dir=none moved=0 ;;
 	esac
-	echo "$d" | grep -q "id=\"arrow\" data-dir=\"$dir\" data-bytes=\"$moved\"" ||
-		echo "$d" | grep -q "data-dir=\"$dir\" data-bytes=\"$moved\"[^>]*id=\"arrow\"" ||
+	grep -q "id=\"arrow\" data-dir=\"$dir\" data-bytes=\"$moved\"" <<< "$d" ||
+		grep -q "data-dir=\"$dir\" data-bytes=\"$moved\"[^>]*id=\"arrow\"" <<< "$d" ||
 		fail "#$hash: step $k does not show $moved bytes moving ($dir)"
-	echo "trace page: step $k of $steps (#$hash) draws what the trace says"
+	# The whole run stack: a guard below it, and the slice on it, the run
+	# stack's frames' bytes.
+	grep -q 'id="whole"[^>]*data-stack="[1-9][0-9]*" data-guard="[1-9][0-9]*"' <<< "$d" ||
+		fail "#$hash: the whole run stack has no size or no guard"
+	run=$(echo "$want" | awk -F'|' '/^  run / { b += $NF } END { print b + 0 }')
+	[ "$run" = 0 ] || grep -q "class=\"sliver\" data-bytes=\"$run\"" <<< "$d" ||
+		fail "#$hash: the whole run stack does not show the $run-byte slice"
+	echo "trace page: walkthrough $w, step $k of $steps (#$hash) draws what the trace says"
 }
 
-check_step "step=1" 1
-check_step "step=2" 2
-check_step "step=4&next=1" 5
-check_step "step=$((steps - 1))" $((steps - 1))
-check_step "step=1&next=$((steps + 3))" "$steps"
-
-for k in 2 3 5 $((steps - 1)); do
-	timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,760 \
-		--screenshot="$out/step-$k.png" "file://$page#step=$k" > /dev/null 2>&1 ||
-		fail "no screenshot of step $k"
-	[ -s "$out/step-$k.png" ] || fail "no screenshot of step $k"
+for w in 1 2; do
+	n=${nsteps[$w]}
+	check_step "$w" "walk=$w&step=1" 1
+	check_step "$w" "walk=$w&step=2" 2
+	check_step "$w" "walk=$w&step=4&next=1" 5
+	check_step "$w" "walk=$w&step=$((n - 1))" $((n - 1))
+	check_step "$w" "walk=$w&step=1&next=$((n + 3))" "$n"
 done
-echo "trace page: screenshots in $out/step-*.png"
+check_step 1 "step=3" 3
+[ "${nsteps[2]}" -lt 9 ] || check_step 2 "walk=2&step=9" 9
+
+for w in 1 2; do
+	for k in 2 3 5 $((nsteps[$w] - 1)); do
+		shot=$out/walk-$w-step-$k.png
+		timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900 \
+			--screenshot="$shot" "file://$page#walk=$w&step=$k" > /dev/null 2>&1 || fail "no screenshot of $shot"
+		[ -s "$shot" ] || fail "no screenshot $shot"
+	done
+done
+echo "trace page: screenshots in $out/walk-*-step-*.png"

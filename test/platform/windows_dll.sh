@@ -116,7 +116,7 @@ for linkage in shared static; do
 	build=$work/meson-$linkage
 	if [ ! -f "$build/build.ninja" ]; then
 		rm -rf "$build"
-		step "Meson, $linkage" meson setup --cross-file "$cross" -Ddefault_library=$linkage \
+		step "Meson, $linkage" meson setup --cross-file "$cross" -Dcoroutine:default_library=$linkage \
 			--buildtype=release "$build" "$src"
 	fi
 	step "Meson, $linkage: build" ninja -C "$build"

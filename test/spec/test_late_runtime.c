@@ -19,80 +19,23 @@
 #endif
 
 #include "late_runtime.h"
+#include "modules.h"
 #include "child.h"
 
-/* Loading the library, finding its functions, and whether the program has
- * a C++ runtime already: what differs between Windows and the others. */
+/* Whether the program has a C++ runtime already (modules.h loads the
+ * library): what differs between Windows and the others. */
 #ifdef _WIN32
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-
 #define PLUGIN "late_runtime_plugin.dll"
-typedef FARPROC plugin_function;
-
-static void *load_plugin(const char *path)
-{
-	return LoadLibraryA(path);
-}
-
-static const char *load_error(void)
-{
-	static char why[32];
-	snprintf(why, sizeof why, "error %lu", (unsigned long)GetLastError());
-	return why;
-}
-
-static plugin_function find_function(void *plugin, const char *name)
-{
-	return GetProcAddress((HMODULE)plugin, name);
-}
-
 static int has_cxx_runtime(void)
 {
 	return GetModuleHandleA("libstdc++-6.dll") != NULL || GetModuleHandleA("libc++.dll") != NULL;
 }
-
-/* LoadLibrary looks in the program's folder first. */
-static void plugin_beside(char *path, size_t size, const char *argv0, const char *name)
-{
-	(void)argv0;
-	snprintf(path, size, "%s", name);
-}
 #else
-#include <dlfcn.h>
-
 #define PLUGIN "late_runtime_plugin.so"
-typedef void *plugin_function; /* POSIX makes it convertible; C does not */
-
-static void *load_plugin(const char *path)
-{
-	return dlopen(path, RTLD_NOW);
-}
-
-static const char *load_error(void)
-{
-	return dlerror();
-}
-
-static plugin_function find_function(void *plugin, const char *name)
-{
-	return dlsym(plugin, name);
-}
-
 static int has_cxx_runtime(void)
 {
-	return dlsym(RTLD_DEFAULT, "__cxa_get_globals") != NULL
-	    || dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD) != NULL
-	    || dlopen("libc++abi.so.1", RTLD_LAZY | RTLD_NOLOAD) != NULL;
-}
-
-static void plugin_beside(char *path, size_t size, const char *argv0, const char *name)
-{
-	const char *slash = strrchr(argv0, '/');
-	int dir = slash ? (int)(slash - argv0 + 1) : 0;
-	snprintf(path, size, "%.*s%s", dir, argv0, name);
-	if (dir == 0) /* dlopen would search the library path */
-		snprintf(path, size, "./%s", name);
+	return dlsym(RTLD_DEFAULT, "__cxa_get_globals") != NULL || is_loaded("libstdc++.so.6")
+	    || is_loaded("libc++abi.so.1");
 }
 #endif
 
@@ -128,17 +71,6 @@ static void test_program_starts_without_cxx_runtime(void **state)
 	assert_false(has_cxx_runtime());
 }
 
-/* Copies the plugin's function called name, as find_function returns it,
- * into *func (size bytes): 0 if the plugin has none, or not of that size. */
-static int find_in_plugin(void *plugin, const char *name, void *func, size_t size)
-{
-	plugin_function found = find_function(plugin, name);
-	if (found == NULL || size != sizeof found)
-		return 0;
-	memcpy(func, &found, size);
-	return 1;
-}
-
 static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **state)
 {
 	struct schedule *S = coroutine_open(); /* the thread's first use */
@@ -150,11 +82,11 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 	int ia, ib;
 	(void)state;
 	coroutine_resume(S, before); /* suspended before the runtime comes */
-	plugin = load_plugin(plugin_path);
+	plugin = load_module(plugin_path);
 	if (plugin == NULL)
 		fail_msg("loading %s: %s", plugin_path, load_error());
-	assert_true(find_in_plugin(plugin, "new_handler", &new_handler, sizeof new_handler));
-	assert_true(find_in_plugin(plugin, "resume_in_handler", &resume_in_handler, sizeof resume_in_handler));
+	assert_true(find_in_module(plugin, "new_handler", &new_handler, sizeof new_handler));
+	assert_true(find_in_module(plugin, "resume_in_handler", &resume_in_handler, sizeof resume_in_handler));
 	ia = new_handler(S, &a);
 	ib = new_handler(S, &b);
 	coroutine_resume(S, ia); /* a yields inside its handler */
@@ -180,9 +112,9 @@ struct plugin {
 
 static void load_or_die(const char *path, struct plugin *p)
 {
-	void *plugin = load_plugin(path);
-	if (plugin == NULL || !find_in_plugin(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
-	    !find_in_plugin(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler)) {
+	void *plugin = load_module(path);
+	if (plugin == NULL || !find_in_module(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
+	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler)) {
 		fprintf(stderr, "loading %s: %s\n", path, plugin ? "functions missing" : load_error());
 		exit(2);
 	}
@@ -354,9 +286,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_coroutines_of_a_library_loaded_later_rethrow_their_own),
 	};
 	(void)argc;
-	plugin_beside(plugin_path, sizeof plugin_path, argv[0], PLUGIN);
+	beside_program(plugin_path, sizeof plugin_path, PLUGIN, argv[0]);
 #ifndef _WIN32
-	plugin_beside(plugin_libcxx_path, sizeof plugin_libcxx_path, argv[0], PLUGIN_LIBCXX);
+	beside_program(plugin_libcxx_path, sizeof plugin_libcxx_path, PLUGIN_LIBCXX, argv[0]);
 #endif
 	return run_suite(tests);
 }

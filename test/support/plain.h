@@ -1,7 +1,9 @@
 /*
  * plain.h - how the test programs that run without CMocka (driver.c,
  * win_stack.c) report: a line per check, then the closing line
- * "N passed, N failed" that CI reads, and a non-zero exit on any failure.
+ * "N passed, N failed", and a non-zero exit on any failure.  Each line is
+ * flushed at once: test/support/run.sh counts them, also when a check
+ * crashes the program.
  */
 #ifndef TEST_PLAIN_H
 #define TEST_PLAIN_H
@@ -20,6 +22,7 @@ static void report(const char *name, const char *why)
 		failed++;
 		printf("FAIL %s: %s\n", name, why);
 	}
+	fflush(stdout);
 }
 
 /* The closing line; main returns what it returns. */

@@ -1,0 +1,34 @@
+/*
+ * The frames of a saved slice, found from outside the library
+ * (trace_frames.cpp), for the demo's --trace (trace.cpp).
+ */
+#ifndef TRACE_FRAMES_H
+#define TRACE_FRAMES_H
+
+#include "coroutine.h"
+
+#define MAX_FRAMES 12
+#define NAME_LEN 96
+
+struct frame {
+	char name[NAME_LEN]; /* as gdb names it; inlined calls after a comma */
+	long size;           /* its bytes in the slice */
+};
+
+/* 1 where the frames of a slice can be found (Linux with glibc on x86_64,
+ * i686, aarch64), 0 elsewhere. */
+extern const int frames_known;
+
+/* Before a program makes its coroutines on S: where S's run stack is. */
+void start_frames(struct schedule *S);
+
+/* The run stack's size and its guard's, in bytes: the guard measured where
+ * frames are found, else as coroutine.h gives it. */
+void run_stack_sizes(long *size, long *guard);
+
+/* Just after a yield, back in main: the frames of the slice of size bytes
+ * at the top of the run stack, top first, into frames[MAX_FRAMES].  Returns
+ * how many (0: none found). */
+int find_frames(long size, struct frame *frames);
+
+#endif
