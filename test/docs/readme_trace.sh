@@ -40,7 +40,9 @@ table() {
 			name = $0
 			sub(/^ *[0-9]+ B  /, "", name)
 			what = "`" name "`"
-			if (name ~ /^makecontext.s start routine/)
+			if (name ~ /^makecontext.s start routine/ && bytes == 0)
+				what = what ": the entry'"'"'s caller, none of it in the slice: what `makecontext` put above the entry'"'"'s return address (a null word and padding) lies above the top (see `TOP_ROOM`)"
+			else if (name ~ /^makecontext.s start routine/)
 				what = what ": the entry, what `makecontext` put at the top: a return address into libc'"'"'s start routine (glibc'"'"'s `__start_context`, a local symbol, which gdb names `??`), where `run_coroutine_ucontext` would return if it ever did, and a null word"
 			else if (name ~ /^run_coroutine/)
 				what = what ": the library'"'"'s entry, which calls the coroutine'"'"'s function"
@@ -48,6 +50,8 @@ table() {
 				what = what ": its return address and the registers it saves for its caller; it keeps `i`, `start` and `S` in registers, which the switch saves in the coroutine'"'"'s context, not in the slice"
 			else if (name == "coroutine_yield")
 				what = what ": its return address and the registers it saves"
+			else if (name ~ /^save/ && bytes == 0)
+				what = what ": none of it: the slice starts at `dummy`'"'"'s address rounded up to 16, in a function with no frame, which is coroutine_yield'"'"'s stack pointer"
 			else if (name ~ /^save/)
 				what = what ": its return address and the registers it saves, down to `dummy`'"'"'s address rounded up to 16 (the rest of its frame is not saved)"
 			printf "   | %s | %s |\n", bytes, what
