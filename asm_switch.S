@@ -12,8 +12,8 @@
  *   void coroutine_start_context(context *from, char *top,
  *                                void (*entry)(struct schedule *, void *),
  *                                void (*finish)(struct schedule *),
- *                                struct schedule *S,
- *                                char *bottom, char *reservation);
+ *                                struct schedule *S);
+ *   (Windows: ..., struct schedule *S, char *bottom, char *reservation);)
  *       Saves the caller in *from, moves the stack pointer to top (rounded
  *       down to 16 bytes, the alignment the ABI demands at a call) and calls
  *       entry(S, NULL), S whole in the first argument register; when entry
@@ -23,8 +23,7 @@
  *       trampoline keeps nothing on the run stack, and entry's frame starts
  *       at the top (on Windows, below the home space the ABI gives it).
  *       bottom and reservation, the lowest addresses of the run stack and of
- *       its mapping, are for Windows (see its section); the others ignore
- *       them.
+ *       its mapping, are Windows' (see its section).
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
@@ -288,10 +287,9 @@ END_FUNCTION coroutine_switch_context
  * void coroutine_start_context(context *from (rdi), char *top (rsi),
  *                              void (*entry)(struct schedule *, void *) (rdx),
  *                              void (*finish)(struct schedule *) (rcx),
- *                              struct schedule *S (r8),
- *                              char *bottom (r9), char *reservation (rsp + 8))
- * bottom and reservation are for Windows only: ignored.  The new coroutine
- * runs with the caller's FP control state, as a function it called would.
+ *                              struct schedule *S (r8))
+ * The new coroutine runs with the caller's FP control state, as a function
+ * it called would.
  */
 FUNCTION coroutine_start_context
 	ENTRY_MARK
@@ -866,10 +864,9 @@ END_FUNCTION coroutine_switch_context
  * void coroutine_start_context(context *from (x0), char *top (x1),
  *                              void (*entry)(struct schedule *, void *) (x2),
  *                              void (*finish)(struct schedule *) (x3),
- *                              struct schedule *S (x4),
- *                              char *bottom (x5), char *reservation (x6))
- * bottom and reservation are for Windows only: ignored.  The new coroutine
- * runs with the caller's FPCR, as a function it called would.
+ *                              struct schedule *S (x4))
+ * The new coroutine runs with the caller's FPCR, as a function it called
+ * would.
  */
 FUNCTION coroutine_start_context
 	ENTRY_MARK

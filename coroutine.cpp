@@ -239,11 +239,18 @@ struct coroutine_context {
 extern "C" {
 void coroutine_switch_context(context *from, const context *to);
 /* Saves the caller in *from, then calls entry(S, NULL) on a fresh stack
- * below top, and finish(S) when entry returns.  bottom and reservation (the
- * lowest addresses of the run stack and of its mapping) are for Windows,
- * whose thread block records them. */
+ * below top, and finish(S) when entry returns.  On Windows, whose thread
+ * block records a stack's bounds, it takes the lowest addresses of the run
+ * stack and of its mapping too; elsewhere no more than the argument
+ * registers hold (System V's six: a start that leaves one on the stack
+ * comes back markedly slower). */
+#if defined(_WIN32)
 void coroutine_start_context(context *from, char *top, coroutine_func entry, void (*finish)(struct schedule *),
 			     struct schedule *S, char *bottom, char *reservation);
+#else
+void coroutine_start_context(context *from, char *top, coroutine_func entry, void (*finish)(struct schedule *),
+			     struct schedule *S);
+#endif
 }
 #elif defined(__EMSCRIPTEN__)
 /* Emscripten's fibers: see "WebAssembly" for what a fiber is made of. */
@@ -1627,7 +1634,11 @@ static void make_frames(struct schedule *) {}
 static void start_coroutine(struct schedule *S, struct coroutine *C)
 {
 	(void)C;
+#if defined(_WIN32)
 	coroutine_start_context(&S->main, S->top, run_coroutine, finish_coroutine, S, S->stack, S->stack - GUARD_SIZE);
+#else
+	coroutine_start_context(&S->main, S->top, run_coroutine, finish_coroutine, S);
+#endif
 }
 #elif COROUTINE_FIBER
 static void enter_fiber(void *S)
