@@ -878,6 +878,15 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 	return &C->ctx;
 }
 
+/* Tells which of coroutine_yield's checks failed, and stops.  Out of line:
+ * the message's arguments would give coroutine_yield a frame on
+ * WebAssembly's C stack, in every slice. */
+[[noreturn]] NOINLINE static void refuse_yield(struct schedule *S)
+{
+	check_schedule(S, "coroutine_yield");
+	fail("coroutine_yield: called from outside any coroutine");
+}
+
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
  * starts in a call below this frame, so this frame (its saved registers,
@@ -889,15 +898,6 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
  * run stack.  Not inlined (link-time optimisation included), or the
  * caller's code after the switch could depend on stores made after the save.
  */
-/* Tells which of coroutine_yield's checks failed, and stops.  Out of line:
- * the message's arguments would give coroutine_yield a frame on
- * WebAssembly's C stack, in every slice. */
-[[noreturn]] NOINLINE static void refuse_yield(struct schedule *S)
-{
-	check_schedule(S, "coroutine_yield");
-	fail("coroutine_yield: called from outside any coroutine");
-}
-
 NOINLINE void coroutine_yield(struct schedule *S)
 {
 	if (S == NULL || S->running == -1)
