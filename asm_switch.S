@@ -27,7 +27,9 @@
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
- * floating-point control state.  Everything else is dead across a call, so
+ * floating-point control state.  Each section names its offsets
+ * CTX_ and what they hold (CTX_RBX, CTX_SP, CTX_FCW), as asm_switch.asm
+ * does.  Everything else is dead across a call, so
  * the compiler has already spilled what it needs.
  *
  * The resume address lives in the context, never only on the run stack.
@@ -175,16 +177,16 @@ _\name:
  * stores made a moment before, which the store buffer cannot forward to
  * one load (a stall of a dozen cycles, more than the compare saves).
  * ====================================================================== */
-#define RBX   0
-#define RBP   8
-#define R12  16
-#define R13  24
-#define R14  32
-#define R15  40
-#define RSP  48
-#define RIP  56
-#define MXCSR 64
-#define FCW  68
+#define CTX_RBX   0
+#define CTX_RBP   8
+#define CTX_R12  16
+#define CTX_R13  24
+#define CTX_R14  32
+#define CTX_R15  40
+#define CTX_RSP  48
+#define CTX_RIP  56
+#define CTX_MXCSR 64
+#define CTX_FCW  68
 /* MXCSR bits 0-5 are exception flags (status, caller-saved); 6-15 are
  * DAZ, exception masks, rounding control and FZ (control, callee-saved). */
 #define MXCSR_FLAGS 0x3f
@@ -209,27 +211,27 @@ _\name:
 /* ---- The save: the caller's callee-saved state into the context at \ctx */
 .macro SAVE_CALLER ctx
 	pop	%rax		/* the return address: where the caller resumes */
-	mov	%rbx, RBX(\ctx)
-	mov	%rbp, RBP(\ctx)
-	mov	%r12, R12(\ctx)
-	mov	%r13, R13(\ctx)
-	mov	%r14, R14(\ctx)
-	mov	%r15, R15(\ctx)
-	mov	%rsp, RSP(\ctx)	/* after the pop: as it will be after a return */
-	mov	%rax, RIP(\ctx)
-	stmxcsr	MXCSR(\ctx)
-	fnstcw	FCW(\ctx)
+	mov	%rbx, CTX_RBX(\ctx)
+	mov	%rbp, CTX_RBP(\ctx)
+	mov	%r12, CTX_R12(\ctx)
+	mov	%r13, CTX_R13(\ctx)
+	mov	%r14, CTX_R14(\ctx)
+	mov	%r15, CTX_R15(\ctx)
+	mov	%rsp, CTX_RSP(\ctx)	/* after the pop: as it will be after a return */
+	mov	%rax, CTX_RIP(\ctx)
+	stmxcsr	CTX_MXCSR(\ctx)
+	fnstcw	CTX_FCW(\ctx)
 .endm
 
 /* ---- The restore of the registers (the stack pointer last) from \ctx */
 .macro LOAD_CALLEE_SAVED ctx
-	mov	RBX(\ctx), %rbx
-	mov	RBP(\ctx), %rbp
-	mov	R12(\ctx), %r12
-	mov	R13(\ctx), %r13
-	mov	R14(\ctx), %r14
-	mov	R15(\ctx), %r15
-	mov	RSP(\ctx), %rsp
+	mov	CTX_RBX(\ctx), %rbx
+	mov	CTX_RBP(\ctx), %rbp
+	mov	CTX_R12(\ctx), %r12
+	mov	CTX_R13(\ctx), %r13
+	mov	CTX_R14(\ctx), %r14
+	mov	CTX_R15(\ctx), %r15
+	mov	CTX_RSP(\ctx), %rsp
 .endm
 
 /* ---- The switch: the save, then the restore of *to
@@ -240,45 +242,45 @@ FUNCTION coroutine_switch_context
 #if ASM_SWITCH_FP_RELOAD
 	/* The bench's other switch (see the top of the file): *to's FP state
 	 * as saved, flags included. */
-	fldcw	FCW(%rsi)
+	fldcw	CTX_FCW(%rsi)
 	LOAD_CALLEE_SAVED %rsi
-	ldmxcsr	MXCSR(%rsi)
-	jmp	*RIP(%rsi)
+	ldmxcsr	CTX_MXCSR(%rsi)
+	jmp	*CTX_RIP(%rsi)
 #else
 	/* Reload MXCSR and the x87 control word only if *to's control bits
 	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
 	 * x87 control word is compared in ecx.  Most switches find no bit of
 	 * MXCSR changed, flags included: that case is tested first. */
-	mov	MXCSR(%rdi), %eax
-	xor	MXCSR(%rsi), %eax
+	mov	CTX_MXCSR(%rdi), %eax
+	xor	CTX_MXCSR(%rsi), %eax
 	jnz	LOCAL(mxcsr_differs)
 LOCAL(compare_fcw):
-	movzwl	FCW(%rdi), %ecx
-	cmp	FCW(%rsi), %cx
+	movzwl	CTX_FCW(%rdi), %ecx
+	cmp	CTX_FCW(%rsi), %cx
 	jne	LOCAL(load_fp)
 
 	LOAD_CALLEE_SAVED %rsi
-	jmp	*RIP(%rsi)	/* "return" from the call that saved *to */
+	jmp	*CTX_RIP(%rsi)	/* "return" from the call that saved *to */
 
 LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
 	test	$MXCSR_CONTROL, %eax
 	jz	LOCAL(compare_fcw)
 /* *to's control bits, the current flags: see the top of the file. */
 LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
-	fldcw	FCW(%rsi)
+	fldcw	CTX_FCW(%rsi)
 	test	$MXCSR_FLAGS, %eax
 	jnz	LOCAL(merge_flags)
 	LOAD_CALLEE_SAVED %rsi
-	ldmxcsr	MXCSR(%rsi)	/* the flags agree: *to's word as saved */
-	jmp	*RIP(%rsi)
+	ldmxcsr	CTX_MXCSR(%rsi)	/* the flags agree: *to's word as saved */
+	jmp	*CTX_RIP(%rsi)
 
 LOCAL(merge_flags):		/* eax: current MXCSR ^ *to's */
 	and	$MXCSR_CONTROL, %eax
-	xor	MXCSR(%rdi), %eax	/* *to's control bits, the current flags */
+	xor	CTX_MXCSR(%rdi), %eax	/* *to's control bits, the current flags */
 	mov	%eax, -8(%rsp)	/* ldmxcsr reads memory only; the red zone is free */
 	ldmxcsr	-8(%rsp)
 	LOAD_CALLEE_SAVED %rsi
-	jmp	*RIP(%rsi)
+	jmp	*CTX_RIP(%rsi)
 #endif
 END_FUNCTION coroutine_switch_context
 
@@ -374,23 +376,23 @@ END_FUNCTION coroutine_start_context
  *                  8-byte aligned, hence movups rather than movaps)
  *      272      8  ExceptionList      (gs:0x00)
  * ====================================================================== */
-#define RBX   0
-#define RBP   8
-#define RDI  16
-#define RSI  24
-#define R12  32
-#define R13  40
-#define R14  48
-#define R15  56
-#define RSP  64
-#define RIP  72
-#define STACK_BASE  80
-#define STACK_LIMIT 88
-#define DEALLOCATION_STACK 96
-#define MXCSR 104
-#define FCW  108
-#define XMM6 112
-#define EXCEPTION_LIST 272
+#define CTX_RBX   0
+#define CTX_RBP   8
+#define CTX_RDI  16
+#define CTX_RSI  24
+#define CTX_R12  32
+#define CTX_R13  40
+#define CTX_R14  48
+#define CTX_R15  56
+#define CTX_RSP  64
+#define CTX_RIP  72
+#define CTX_STACK_BASE  80
+#define CTX_STACK_LIMIT 88
+#define CTX_DEALLOCATION_STACK 96
+#define CTX_MXCSR 104
+#define CTX_FCW  108
+#define CTX_XMM6 112
+#define CTX_EXCEPTION_LIST 272
 /* The TIB's stack fields and exception list, as gs-relative addresses. */
 #define TIB_EXCEPTION_LIST %gs:0x00
 #define TIB_STACK_BASE  %gs:0x08
@@ -406,69 +408,69 @@ END_FUNCTION coroutine_start_context
 /* ---- The save: the caller's nonvolatile state into the context at \ctx */
 .macro SAVE_CALLER ctx
 	pop	%rax		/* the return address: where the caller resumes */
-	mov	%rax, RIP(\ctx)
-	mov	%rbx, RBX(\ctx)
-	mov	%rbp, RBP(\ctx)
-	mov	%rdi, RDI(\ctx)
-	mov	%rsi, RSI(\ctx)
-	mov	%r12, R12(\ctx)
-	mov	%r13, R13(\ctx)
-	mov	%r14, R14(\ctx)
-	mov	%r15, R15(\ctx)
-	mov	%rsp, RSP(\ctx)	/* after the pop: as it will be after a return */
+	mov	%rax, CTX_RIP(\ctx)
+	mov	%rbx, CTX_RBX(\ctx)
+	mov	%rbp, CTX_RBP(\ctx)
+	mov	%rdi, CTX_RDI(\ctx)
+	mov	%rsi, CTX_RSI(\ctx)
+	mov	%r12, CTX_R12(\ctx)
+	mov	%r13, CTX_R13(\ctx)
+	mov	%r14, CTX_R14(\ctx)
+	mov	%r15, CTX_R15(\ctx)
+	mov	%rsp, CTX_RSP(\ctx)	/* after the pop: as it will be after a return */
 	mov	TIB_STACK_BASE, %rax
-	mov	%rax, STACK_BASE(\ctx)
+	mov	%rax, CTX_STACK_BASE(\ctx)
 	mov	TIB_STACK_LIMIT, %rax
-	mov	%rax, STACK_LIMIT(\ctx)
+	mov	%rax, CTX_STACK_LIMIT(\ctx)
 	mov	TIB_DEALLOCATION_STACK, %rax
-	mov	%rax, DEALLOCATION_STACK(\ctx)
+	mov	%rax, CTX_DEALLOCATION_STACK(\ctx)
 	mov	TIB_EXCEPTION_LIST, %rax
-	mov	%rax, EXCEPTION_LIST(\ctx)
-	stmxcsr	MXCSR(\ctx)
-	fnstcw	FCW(\ctx)
-	movups	%xmm6, XMM6+0*16(\ctx)
-	movups	%xmm7, XMM6+1*16(\ctx)
-	movups	%xmm8, XMM6+2*16(\ctx)
-	movups	%xmm9, XMM6+3*16(\ctx)
-	movups	%xmm10, XMM6+4*16(\ctx)
-	movups	%xmm11, XMM6+5*16(\ctx)
-	movups	%xmm12, XMM6+6*16(\ctx)
-	movups	%xmm13, XMM6+7*16(\ctx)
-	movups	%xmm14, XMM6+8*16(\ctx)
-	movups	%xmm15, XMM6+9*16(\ctx)
+	mov	%rax, CTX_EXCEPTION_LIST(\ctx)
+	stmxcsr	CTX_MXCSR(\ctx)
+	fnstcw	CTX_FCW(\ctx)
+	movups	%xmm6, CTX_XMM6+0*16(\ctx)
+	movups	%xmm7, CTX_XMM6+1*16(\ctx)
+	movups	%xmm8, CTX_XMM6+2*16(\ctx)
+	movups	%xmm9, CTX_XMM6+3*16(\ctx)
+	movups	%xmm10, CTX_XMM6+4*16(\ctx)
+	movups	%xmm11, CTX_XMM6+5*16(\ctx)
+	movups	%xmm12, CTX_XMM6+6*16(\ctx)
+	movups	%xmm13, CTX_XMM6+7*16(\ctx)
+	movups	%xmm14, CTX_XMM6+8*16(\ctx)
+	movups	%xmm15, CTX_XMM6+9*16(\ctx)
 .endm
 
 /* ---- The restore of the nonvolatile state from \ctx: the TIB describes
  * \ctx's stack (and holds its exception list) before rsp moves onto it,
  * and rsp is last. */
 .macro LOAD_CALLEE_SAVED ctx
-	mov	STACK_BASE(\ctx), %rax
+	mov	CTX_STACK_BASE(\ctx), %rax
 	mov	%rax, TIB_STACK_BASE
-	mov	STACK_LIMIT(\ctx), %rax
+	mov	CTX_STACK_LIMIT(\ctx), %rax
 	mov	%rax, TIB_STACK_LIMIT
-	mov	DEALLOCATION_STACK(\ctx), %rax
+	mov	CTX_DEALLOCATION_STACK(\ctx), %rax
 	mov	%rax, TIB_DEALLOCATION_STACK
-	mov	EXCEPTION_LIST(\ctx), %rax
+	mov	CTX_EXCEPTION_LIST(\ctx), %rax
 	mov	%rax, TIB_EXCEPTION_LIST
-	movups	XMM6+0*16(\ctx), %xmm6
-	movups	XMM6+1*16(\ctx), %xmm7
-	movups	XMM6+2*16(\ctx), %xmm8
-	movups	XMM6+3*16(\ctx), %xmm9
-	movups	XMM6+4*16(\ctx), %xmm10
-	movups	XMM6+5*16(\ctx), %xmm11
-	movups	XMM6+6*16(\ctx), %xmm12
-	movups	XMM6+7*16(\ctx), %xmm13
-	movups	XMM6+8*16(\ctx), %xmm14
-	movups	XMM6+9*16(\ctx), %xmm15
-	mov	RBX(\ctx), %rbx
-	mov	RBP(\ctx), %rbp
-	mov	RDI(\ctx), %rdi
-	mov	RSI(\ctx), %rsi
-	mov	R12(\ctx), %r12
-	mov	R13(\ctx), %r13
-	mov	R14(\ctx), %r14
-	mov	R15(\ctx), %r15
-	mov	RSP(\ctx), %rsp
+	movups	CTX_XMM6+0*16(\ctx), %xmm6
+	movups	CTX_XMM6+1*16(\ctx), %xmm7
+	movups	CTX_XMM6+2*16(\ctx), %xmm8
+	movups	CTX_XMM6+3*16(\ctx), %xmm9
+	movups	CTX_XMM6+4*16(\ctx), %xmm10
+	movups	CTX_XMM6+5*16(\ctx), %xmm11
+	movups	CTX_XMM6+6*16(\ctx), %xmm12
+	movups	CTX_XMM6+7*16(\ctx), %xmm13
+	movups	CTX_XMM6+8*16(\ctx), %xmm14
+	movups	CTX_XMM6+9*16(\ctx), %xmm15
+	mov	CTX_RBX(\ctx), %rbx
+	mov	CTX_RBP(\ctx), %rbp
+	mov	CTX_RDI(\ctx), %rdi
+	mov	CTX_RSI(\ctx), %rsi
+	mov	CTX_R12(\ctx), %r12
+	mov	CTX_R13(\ctx), %r13
+	mov	CTX_R14(\ctx), %r14
+	mov	CTX_R15(\ctx), %r15
+	mov	CTX_RSP(\ctx), %rsp
 .endm
 
 /*
@@ -485,32 +487,32 @@ FUNCTION coroutine_switch_context
 	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
 	 * x87 control word is compared in r8d.  Most switches find no bit of
 	 * MXCSR changed, flags included: that case is tested first. */
-	mov	MXCSR(%rcx), %eax
-	xor	MXCSR(%rdx), %eax
+	mov	CTX_MXCSR(%rcx), %eax
+	xor	CTX_MXCSR(%rdx), %eax
 	jnz	LOCAL(mxcsr_differs)
 LOCAL(compare_fcw):
-	movzwl	FCW(%rcx), %r8d
-	cmp	FCW(%rdx), %r8w
+	movzwl	CTX_FCW(%rcx), %r8d
+	cmp	CTX_FCW(%rdx), %r8w
 	jne	LOCAL(load_fp)
 
 	LOAD_CALLEE_SAVED %rdx
-	jmp	*RIP(%rdx)	/* "return" from the call that saved *to */
+	jmp	*CTX_RIP(%rdx)	/* "return" from the call that saved *to */
 
 LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
 	test	$MXCSR_CONTROL, %eax
 	jz	LOCAL(compare_fcw)
 /* *to's control bits, the current flags: see the top of the file. */
 LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
-	fldcw	FCW(%rdx)
+	fldcw	CTX_FCW(%rdx)
 	test	$MXCSR_FLAGS, %eax
 	jnz	LOCAL(merge_flags)
 	LOAD_CALLEE_SAVED %rdx
-	ldmxcsr	MXCSR(%rdx)	/* the flags agree: *to's word as saved */
-	jmp	*RIP(%rdx)
+	ldmxcsr	CTX_MXCSR(%rdx)	/* the flags agree: *to's word as saved */
+	jmp	*CTX_RIP(%rdx)
 
 LOCAL(merge_flags):		/* eax: current MXCSR ^ *to's */
 	and	$MXCSR_CONTROL, %eax
-	xor	MXCSR(%rcx), %eax	/* *to's control bits, the current flags */
+	xor	CTX_MXCSR(%rcx), %eax	/* *to's control bits, the current flags */
 	/*
 	 * ldmxcsr reads memory only, and there is no red zone.  But rsp (after
 	 * the pop) points at the home space, which the caller reserved for
@@ -519,7 +521,7 @@ LOCAL(merge_flags):		/* eax: current MXCSR ^ *to's */
 	mov	%eax, (%rsp)
 	ldmxcsr	(%rsp)
 	LOAD_CALLEE_SAVED %rdx
-	jmp	*RIP(%rdx)
+	jmp	*CTX_RIP(%rdx)
 END_FUNCTION coroutine_switch_context
 
 /*
@@ -608,14 +610,14 @@ END_FUNCTION coroutine_start_context
  * has SSE, which only SSE code from elsewhere (a library's SSE routines)
  * could see.
  * ====================================================================== */
-#define EBX   0
-#define ESI   4
-#define EDI   8
-#define EBP  12
-#define ESP  16
-#define EIP  20
-#define MXCSR 24
-#define FCW  28
+#define CTX_EBX   0
+#define CTX_ESI   4
+#define CTX_EDI   8
+#define CTX_EBP  12
+#define CTX_ESP  16
+#define CTX_EIP  20
+#define CTX_MXCSR 24
+#define CTX_FCW  28
 /* MXCSR bits 0-5 are exception flags (status, caller-saved); 6-15 are
  * DAZ, exception masks, rounding control and FZ (control, callee-saved). */
 #define MXCSR_FLAGS 0x3f
@@ -635,25 +637,25 @@ END_FUNCTION coroutine_start_context
  * After the pop, the arguments start at (%esp). */
 .macro SAVE_CALLER ctx
 	pop	%ecx		/* the return address: where the caller resumes */
-	mov	%ebx, EBX(\ctx)
-	mov	%esi, ESI(\ctx)
-	mov	%edi, EDI(\ctx)
-	mov	%ebp, EBP(\ctx)
-	mov	%esp, ESP(\ctx)	/* after the pop: as it will be after a return */
-	mov	%ecx, EIP(\ctx)
+	mov	%ebx, CTX_EBX(\ctx)
+	mov	%esi, CTX_ESI(\ctx)
+	mov	%edi, CTX_EDI(\ctx)
+	mov	%ebp, CTX_EBP(\ctx)
+	mov	%esp, CTX_ESP(\ctx)	/* after the pop: as it will be after a return */
+	mov	%ecx, CTX_EIP(\ctx)
 #ifdef __SSE__
-	stmxcsr	MXCSR(\ctx)
+	stmxcsr	CTX_MXCSR(\ctx)
 #endif
-	fnstcw	FCW(\ctx)
+	fnstcw	CTX_FCW(\ctx)
 .endm
 
 /* ---- The restore of the registers (the stack pointer last) from \ctx */
 .macro LOAD_CALLEE_SAVED ctx
-	mov	EBX(\ctx), %ebx
-	mov	ESI(\ctx), %esi
-	mov	EDI(\ctx), %edi
-	mov	EBP(\ctx), %ebp
-	mov	ESP(\ctx), %esp
+	mov	CTX_EBX(\ctx), %ebx
+	mov	CTX_ESI(\ctx), %esi
+	mov	CTX_EDI(\ctx), %edi
+	mov	CTX_EBP(\ctx), %ebp
+	mov	CTX_ESP(\ctx), %esp
 .endm
 
 /* ---- The switch: the save, then the restore of *to
@@ -666,27 +668,27 @@ FUNCTION coroutine_switch_context
 #if ASM_SWITCH_FP_RELOAD
 	/* The bench's other switch (see the top of the file): *to's FP state
 	 * as saved, flags included. */
-	fldcw	FCW(%edx)
+	fldcw	CTX_FCW(%edx)
 	LOAD_CALLEE_SAVED %edx
 #ifdef __SSE__
-	ldmxcsr	MXCSR(%edx)
+	ldmxcsr	CTX_MXCSR(%edx)
 #endif
-	jmp	*EIP(%edx)
+	jmp	*CTX_EIP(%edx)
 #else
 	/* Reload the x87 control word and MXCSR only if *to's control bits
 	 * differ.  Most switches find no bit of MXCSR changed, flags included:
 	 * that case is tested first. */
-	movzwl	FCW(%eax), %ecx
-	cmp	FCW(%edx), %cx
+	movzwl	CTX_FCW(%eax), %ecx
+	cmp	CTX_FCW(%edx), %cx
 	jne	LOCAL(load_fp)
 #ifdef __SSE__
-	mov	MXCSR(%eax), %ecx
-	xor	MXCSR(%edx), %ecx
+	mov	CTX_MXCSR(%eax), %ecx
+	xor	CTX_MXCSR(%edx), %ecx
 	jnz	LOCAL(mxcsr_differs)
 #endif
 LOCAL(fp_agrees):
 	LOAD_CALLEE_SAVED %edx
-	jmp	*EIP(%edx)	/* "return" from the call that saved *to */
+	jmp	*CTX_EIP(%edx)	/* "return" from the call that saved *to */
 
 #ifdef __SSE__
 LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
@@ -695,23 +697,23 @@ LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
 #endif
 /* *to's control bits, the current flags: see the top of the file. */
 LOCAL(load_fp):
-	fldcw	FCW(%edx)
+	fldcw	CTX_FCW(%edx)
 #ifdef __SSE__
-	mov	MXCSR(%eax), %ecx
-	xor	MXCSR(%edx), %ecx
+	mov	CTX_MXCSR(%eax), %ecx
+	xor	CTX_MXCSR(%edx), %ecx
 	test	$MXCSR_FLAGS, %ecx
 	jnz	LOCAL(merge_flags)
 #endif
 	LOAD_CALLEE_SAVED %edx
 #ifdef __SSE__
-	ldmxcsr	MXCSR(%edx)	/* the flags agree: *to's word as saved */
+	ldmxcsr	CTX_MXCSR(%edx)	/* the flags agree: *to's word as saved */
 #endif
-	jmp	*EIP(%edx)
+	jmp	*CTX_EIP(%edx)
 
 #ifdef __SSE__
 LOCAL(merge_flags):		/* ecx: current MXCSR ^ *to's */
 	and	$MXCSR_CONTROL, %ecx
-	xor	MXCSR(%eax), %ecx	/* *to's control bits, the current flags */
+	xor	CTX_MXCSR(%eax), %ecx	/* *to's control bits, the current flags */
 	/*
 	 * ldmxcsr reads memory only.  i386 has no red zone below esp (a signal
 	 * handler may write there), but the argument slots above it belong to
@@ -721,7 +723,7 @@ LOCAL(merge_flags):		/* ecx: current MXCSR ^ *to's */
 	mov	%ecx, (%esp)
 	ldmxcsr	(%esp)
 	LOAD_CALLEE_SAVED %edx
-	jmp	*EIP(%edx)
+	jmp	*CTX_EIP(%edx)
 #endif
 #endif
 END_FUNCTION coroutine_switch_context
@@ -783,18 +785,18 @@ END_FUNCTION coroutine_start_context
  *      160      8  sp
  *      168      8  FPCR (rounding mode, flush-to-zero, trap enables)
  * ====================================================================== */
-#define X19   0
-#define X21  16
-#define X23  32
-#define X25  48
-#define X27  64
-#define X29  80
-#define D8   96
-#define D10 112
-#define D12 128
-#define D14 144
-#define SP  160
-#define FPCR 168
+#define CTX_X19   0
+#define CTX_X21  16
+#define CTX_X23  32
+#define CTX_X25  48
+#define CTX_X27  64
+#define CTX_X29  80
+#define CTX_D8   96
+#define CTX_D10 112
+#define CTX_D12 128
+#define CTX_D14 144
+#define CTX_SP  160
+#define CTX_FPCR 168
 
 /*
  * With -mbranch-protection=bti (or =standard) the compiler starts every
@@ -816,19 +818,19 @@ END_FUNCTION coroutine_start_context
 /* ---- The save: the caller's callee-saved state into the context at \ctx,
  * leaving the current FPCR in x10 for the restore to compare. */
 .macro SAVE_CALLER ctx
-	stp	x19, x20, [\ctx, #X19]
-	stp	x21, x22, [\ctx, #X21]
-	stp	x23, x24, [\ctx, #X23]
-	stp	x25, x26, [\ctx, #X25]
-	stp	x27, x28, [\ctx, #X27]
-	stp	x29, x30, [\ctx, #X29]	/* x30: where the caller resumes */
-	stp	d8, d9, [\ctx, #D8]
-	stp	d10, d11, [\ctx, #D10]
-	stp	d12, d13, [\ctx, #D12]
-	stp	d14, d15, [\ctx, #D14]
+	stp	x19, x20, [\ctx, #CTX_X19]
+	stp	x21, x22, [\ctx, #CTX_X21]
+	stp	x23, x24, [\ctx, #CTX_X23]
+	stp	x25, x26, [\ctx, #CTX_X25]
+	stp	x27, x28, [\ctx, #CTX_X27]
+	stp	x29, x30, [\ctx, #CTX_X29]	/* x30: where the caller resumes */
+	stp	d8, d9, [\ctx, #CTX_D8]
+	stp	d10, d11, [\ctx, #CTX_D10]
+	stp	d12, d13, [\ctx, #CTX_D12]
+	stp	d14, d15, [\ctx, #CTX_D14]
 	mov	x9, sp			/* stp cannot store sp itself */
 	mrs	x10, fpcr
-	stp	x9, x10, [\ctx, #SP]
+	stp	x9, x10, [\ctx, #CTX_SP]
 .endm
 
 /* ---- The switch: the save, then the restore of *to
@@ -837,17 +839,17 @@ FUNCTION coroutine_switch_context
 	ENTRY_MARK
 	SAVE_CALLER x0
 
-	ldp	x19, x20, [x1, #X19]
-	ldp	x21, x22, [x1, #X21]
-	ldp	x23, x24, [x1, #X23]
-	ldp	x25, x26, [x1, #X25]
-	ldp	x27, x28, [x1, #X27]
-	ldp	x29, x30, [x1, #X29]
-	ldp	d8, d9, [x1, #D8]
-	ldp	d10, d11, [x1, #D10]
-	ldp	d12, d13, [x1, #D12]
-	ldp	d14, d15, [x1, #D14]
-	ldp	x9, x11, [x1, #SP]
+	ldp	x19, x20, [x1, #CTX_X19]
+	ldp	x21, x22, [x1, #CTX_X21]
+	ldp	x23, x24, [x1, #CTX_X23]
+	ldp	x25, x26, [x1, #CTX_X25]
+	ldp	x27, x28, [x1, #CTX_X27]
+	ldp	x29, x30, [x1, #CTX_X29]
+	ldp	d8, d9, [x1, #CTX_D8]
+	ldp	d10, d11, [x1, #CTX_D10]
+	ldp	d12, d13, [x1, #CTX_D12]
+	ldp	d14, d15, [x1, #CTX_D14]
+	ldp	x9, x11, [x1, #CTX_SP]
 	mov	sp, x9
 	/* FPCR has no status bits (those are in FPSR): compare it whole. */
 	cmp	x10, x11
@@ -936,11 +938,11 @@ END_FUNCTION coroutine_start_context
  * code switches to Thumb); the resume is a bx and the call of entry a blx,
  * which switch to the instruction set that bit 0 of the address names.
  * ====================================================================== */
-#define R4     0
-#define LR    32
-#define SP    36
-#define FPSCR 40
-#define D8    44
+#define CTX_R4     0
+#define CTX_LR    32
+#define CTX_SP    36
+#define CTX_FPSCR 40
+#define CTX_D8    44
 /* FPSCR bits 8-12 and 15 (trap enables), 22-23 (rounding mode), 24 (FZ),
  * 25 (default NaN) and 26 (alternative half precision) are control. */
 #define FPSCR_CONTROL 0x07c09f00
@@ -961,11 +963,11 @@ END_FUNCTION coroutine_start_context
 .macro SAVE_CALLER ctx
 	stmia	\ctx, {r4-r11, lr}	/* lr: where the caller resumes */
 	mov	r12, sp			/* Thumb's stm cannot store sp */
-	str	r12, [\ctx, #SP]
-	add	r12, \ctx, #D8
+	str	r12, [\ctx, #CTX_SP]
+	add	r12, \ctx, #CTX_D8
 	vstmia	r12, {d8-d15}
 	vmrs	r12, fpscr
-	str	r12, [\ctx, #FPSCR]
+	str	r12, [\ctx, #CTX_FPSCR]
 .endm
 
 /* ---- The switch: the save, then the restore of *to
@@ -974,7 +976,7 @@ FUNCTION coroutine_switch_context
 	SAVE_CALLER r0
 
 	/* Reload FPSCR only if *to's control bits differ. */
-	ldr	r2, [r1, #FPSCR]
+	ldr	r2, [r1, #CTX_FPSCR]
 	eor	r2, r2, r12		/* the bits that differ */
 	movw	r3, #(FPSCR_CONTROL & 0xffff)
 	movt	r3, #(FPSCR_CONTROL >> 16)
@@ -982,9 +984,9 @@ FUNCTION coroutine_switch_context
 	bne	LOCAL(load_fpscr)
 LOCAL(fpscr_loaded):
 
-	add	r2, r1, #D8
+	add	r2, r1, #CTX_D8
 	vldmia	r2, {d8-d15}
-	ldr	r2, [r1, #SP]
+	ldr	r2, [r1, #CTX_SP]
 	mov	sp, r2
 	ldmia	r1, {r4-r11, lr}
 	bx	lr		/* "return" from the call that saved *to, in its instruction set */
@@ -1053,45 +1055,45 @@ END_FUNCTION coroutine_start_context
  *      112     96  fs0 ... fs11
  *      208      8  frm   (the rounding mode of fcsr)
  * ====================================================================== */
-#define RA    0
-#define SP    8
-#define S0   16
-#define FS0 112
-#define FRM 208
+#define CTX_RA    0
+#define CTX_SP    8
+#define CTX_S0   16
+#define CTX_FS0 112
+#define CTX_FRM 208
 
 	.text
 
 /* ---- The save: the caller's callee-saved state into the context at \ctx,
  * leaving the current rounding mode in t0 for the restore to compare. */
 .macro SAVE_CALLER ctx
-	sd	ra, RA(\ctx)	/* where the caller resumes */
-	sd	sp, SP(\ctx)
-	sd	s0, S0+0(\ctx)
-	sd	s1, S0+8(\ctx)
-	sd	s2, S0+16(\ctx)
-	sd	s3, S0+24(\ctx)
-	sd	s4, S0+32(\ctx)
-	sd	s5, S0+40(\ctx)
-	sd	s6, S0+48(\ctx)
-	sd	s7, S0+56(\ctx)
-	sd	s8, S0+64(\ctx)
-	sd	s9, S0+72(\ctx)
-	sd	s10, S0+80(\ctx)
-	sd	s11, S0+88(\ctx)
-	fsd	fs0, FS0+0(\ctx)
-	fsd	fs1, FS0+8(\ctx)
-	fsd	fs2, FS0+16(\ctx)
-	fsd	fs3, FS0+24(\ctx)
-	fsd	fs4, FS0+32(\ctx)
-	fsd	fs5, FS0+40(\ctx)
-	fsd	fs6, FS0+48(\ctx)
-	fsd	fs7, FS0+56(\ctx)
-	fsd	fs8, FS0+64(\ctx)
-	fsd	fs9, FS0+72(\ctx)
-	fsd	fs10, FS0+80(\ctx)
-	fsd	fs11, FS0+88(\ctx)
+	sd	ra, CTX_RA(\ctx)	/* where the caller resumes */
+	sd	sp, CTX_SP(\ctx)
+	sd	s0, CTX_S0+0(\ctx)
+	sd	s1, CTX_S0+8(\ctx)
+	sd	s2, CTX_S0+16(\ctx)
+	sd	s3, CTX_S0+24(\ctx)
+	sd	s4, CTX_S0+32(\ctx)
+	sd	s5, CTX_S0+40(\ctx)
+	sd	s6, CTX_S0+48(\ctx)
+	sd	s7, CTX_S0+56(\ctx)
+	sd	s8, CTX_S0+64(\ctx)
+	sd	s9, CTX_S0+72(\ctx)
+	sd	s10, CTX_S0+80(\ctx)
+	sd	s11, CTX_S0+88(\ctx)
+	fsd	fs0, CTX_FS0+0(\ctx)
+	fsd	fs1, CTX_FS0+8(\ctx)
+	fsd	fs2, CTX_FS0+16(\ctx)
+	fsd	fs3, CTX_FS0+24(\ctx)
+	fsd	fs4, CTX_FS0+32(\ctx)
+	fsd	fs5, CTX_FS0+40(\ctx)
+	fsd	fs6, CTX_FS0+48(\ctx)
+	fsd	fs7, CTX_FS0+56(\ctx)
+	fsd	fs8, CTX_FS0+64(\ctx)
+	fsd	fs9, CTX_FS0+72(\ctx)
+	fsd	fs10, CTX_FS0+80(\ctx)
+	fsd	fs11, CTX_FS0+88(\ctx)
 	frrm	t0
-	sd	t0, FRM(\ctx)
+	sd	t0, CTX_FRM(\ctx)
 .endm
 
 /* ---- The switch: the save, then the restore of *to
@@ -1100,36 +1102,36 @@ FUNCTION coroutine_switch_context
 	SAVE_CALLER a0
 
 	/* Reload the rounding mode only if *to's differs. */
-	ld	t1, FRM(a1)
+	ld	t1, CTX_FRM(a1)
 	bne	t0, t1, LOCAL(load_frm)
 LOCAL(frm_loaded):
 
-	ld	ra, RA(a1)
-	ld	sp, SP(a1)
-	ld	s0, S0+0(a1)
-	ld	s1, S0+8(a1)
-	ld	s2, S0+16(a1)
-	ld	s3, S0+24(a1)
-	ld	s4, S0+32(a1)
-	ld	s5, S0+40(a1)
-	ld	s6, S0+48(a1)
-	ld	s7, S0+56(a1)
-	ld	s8, S0+64(a1)
-	ld	s9, S0+72(a1)
-	ld	s10, S0+80(a1)
-	ld	s11, S0+88(a1)
-	fld	fs0, FS0+0(a1)
-	fld	fs1, FS0+8(a1)
-	fld	fs2, FS0+16(a1)
-	fld	fs3, FS0+24(a1)
-	fld	fs4, FS0+32(a1)
-	fld	fs5, FS0+40(a1)
-	fld	fs6, FS0+48(a1)
-	fld	fs7, FS0+56(a1)
-	fld	fs8, FS0+64(a1)
-	fld	fs9, FS0+72(a1)
-	fld	fs10, FS0+80(a1)
-	fld	fs11, FS0+88(a1)
+	ld	ra, CTX_RA(a1)
+	ld	sp, CTX_SP(a1)
+	ld	s0, CTX_S0+0(a1)
+	ld	s1, CTX_S0+8(a1)
+	ld	s2, CTX_S0+16(a1)
+	ld	s3, CTX_S0+24(a1)
+	ld	s4, CTX_S0+32(a1)
+	ld	s5, CTX_S0+40(a1)
+	ld	s6, CTX_S0+48(a1)
+	ld	s7, CTX_S0+56(a1)
+	ld	s8, CTX_S0+64(a1)
+	ld	s9, CTX_S0+72(a1)
+	ld	s10, CTX_S0+80(a1)
+	ld	s11, CTX_S0+88(a1)
+	fld	fs0, CTX_FS0+0(a1)
+	fld	fs1, CTX_FS0+8(a1)
+	fld	fs2, CTX_FS0+16(a1)
+	fld	fs3, CTX_FS0+24(a1)
+	fld	fs4, CTX_FS0+32(a1)
+	fld	fs5, CTX_FS0+40(a1)
+	fld	fs6, CTX_FS0+48(a1)
+	fld	fs7, CTX_FS0+56(a1)
+	fld	fs8, CTX_FS0+64(a1)
+	fld	fs9, CTX_FS0+72(a1)
+	fld	fs10, CTX_FS0+80(a1)
+	fld	fs11, CTX_FS0+88(a1)
 	ret			/* to ra: "return" from the call that saved *to */
 
 LOCAL(load_frm):

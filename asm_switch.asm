@@ -7,8 +7,8 @@
 ; same context offsets; make windows-msvc-test runs the same checks on each.
 ; What asm_switch.S says at its top (the two functions, why the resume
 ; address lives in the context, the FP control state) holds here too.
-; MASM reserves the register names, so the offsets that asm_switch.S calls
-; RBX, RBP... are CTX_RBX, CTX_RBP... here.
+; The context's offsets are CTX_RBX, CTX_FCW... in both files (MASM
+; reserves the register names, so a bare RBX would not do here).
 ;
 ; ======================================================================
 ; x86_64, Microsoft x64 ABI (COFF, Microsoft assembler syntax).
@@ -78,13 +78,13 @@ CTX_R14   EQU 48
 CTX_R15   EQU 56
 CTX_RSP   EQU 64
 CTX_RIP   EQU 72
-STACK_BASE  EQU 80
-STACK_LIMIT EQU 88
-DEALLOCATION_STACK EQU 96
+CTX_STACK_BASE  EQU 80
+CTX_STACK_LIMIT EQU 88
+CTX_DEALLOCATION_STACK EQU 96
 CTX_MXCSR EQU 104
-FCW  EQU 108
-XMM6_AT EQU 112
-EXCEPTION_LIST EQU 272
+CTX_FCW  EQU 108
+CTX_XMM6 EQU 112
+CTX_EXCEPTION_LIST EQU 272
 ; The TIB's stack fields and exception list, as gs-relative addresses.
 TIB_EXCEPTION_LIST EQU <qword ptr gs:[0]>
 TIB_STACK_BASE  EQU <qword ptr gs:[8h]>
@@ -111,49 +111,49 @@ SAVE_CALLER MACRO ctx
 	mov	[ctx + CTX_R15], r15
 	mov	[ctx + CTX_RSP], rsp	; after the pop: as it will be after a return
 	mov	rax, TIB_STACK_BASE
-	mov	[ctx + STACK_BASE], rax
+	mov	[ctx + CTX_STACK_BASE], rax
 	mov	rax, TIB_STACK_LIMIT
-	mov	[ctx + STACK_LIMIT], rax
+	mov	[ctx + CTX_STACK_LIMIT], rax
 	mov	rax, TIB_DEALLOCATION_STACK
-	mov	[ctx + DEALLOCATION_STACK], rax
+	mov	[ctx + CTX_DEALLOCATION_STACK], rax
 	mov	rax, TIB_EXCEPTION_LIST
-	mov	[ctx + EXCEPTION_LIST], rax
+	mov	[ctx + CTX_EXCEPTION_LIST], rax
 	stmxcsr	dword ptr [ctx + CTX_MXCSR]
-	fnstcw	word ptr [ctx + FCW]
-	movups	xmmword ptr [ctx + XMM6_AT + 0*16], xmm6
-	movups	xmmword ptr [ctx + XMM6_AT + 1*16], xmm7
-	movups	xmmword ptr [ctx + XMM6_AT + 2*16], xmm8
-	movups	xmmword ptr [ctx + XMM6_AT + 3*16], xmm9
-	movups	xmmword ptr [ctx + XMM6_AT + 4*16], xmm10
-	movups	xmmword ptr [ctx + XMM6_AT + 5*16], xmm11
-	movups	xmmword ptr [ctx + XMM6_AT + 6*16], xmm12
-	movups	xmmword ptr [ctx + XMM6_AT + 7*16], xmm13
-	movups	xmmword ptr [ctx + XMM6_AT + 8*16], xmm14
-	movups	xmmword ptr [ctx + XMM6_AT + 9*16], xmm15
+	fnstcw	word ptr [ctx + CTX_FCW]
+	movups	xmmword ptr [ctx + CTX_XMM6 + 0*16], xmm6
+	movups	xmmword ptr [ctx + CTX_XMM6 + 1*16], xmm7
+	movups	xmmword ptr [ctx + CTX_XMM6 + 2*16], xmm8
+	movups	xmmword ptr [ctx + CTX_XMM6 + 3*16], xmm9
+	movups	xmmword ptr [ctx + CTX_XMM6 + 4*16], xmm10
+	movups	xmmword ptr [ctx + CTX_XMM6 + 5*16], xmm11
+	movups	xmmword ptr [ctx + CTX_XMM6 + 6*16], xmm12
+	movups	xmmword ptr [ctx + CTX_XMM6 + 7*16], xmm13
+	movups	xmmword ptr [ctx + CTX_XMM6 + 8*16], xmm14
+	movups	xmmword ptr [ctx + CTX_XMM6 + 9*16], xmm15
 ENDM
 
 ; ---- The restore of the nonvolatile state from ctx: the TIB describes
 ; ctx's stack (and holds its exception list) before rsp moves onto it,
 ; and rsp is last.
 LOAD_CALLEE_SAVED MACRO ctx
-	mov	rax, [ctx + STACK_BASE]
+	mov	rax, [ctx + CTX_STACK_BASE]
 	mov	TIB_STACK_BASE, rax
-	mov	rax, [ctx + STACK_LIMIT]
+	mov	rax, [ctx + CTX_STACK_LIMIT]
 	mov	TIB_STACK_LIMIT, rax
-	mov	rax, [ctx + DEALLOCATION_STACK]
+	mov	rax, [ctx + CTX_DEALLOCATION_STACK]
 	mov	TIB_DEALLOCATION_STACK, rax
-	mov	rax, [ctx + EXCEPTION_LIST]
+	mov	rax, [ctx + CTX_EXCEPTION_LIST]
 	mov	TIB_EXCEPTION_LIST, rax
-	movups	xmm6, xmmword ptr [ctx + XMM6_AT + 0*16]
-	movups	xmm7, xmmword ptr [ctx + XMM6_AT + 1*16]
-	movups	xmm8, xmmword ptr [ctx + XMM6_AT + 2*16]
-	movups	xmm9, xmmword ptr [ctx + XMM6_AT + 3*16]
-	movups	xmm10, xmmword ptr [ctx + XMM6_AT + 4*16]
-	movups	xmm11, xmmword ptr [ctx + XMM6_AT + 5*16]
-	movups	xmm12, xmmword ptr [ctx + XMM6_AT + 6*16]
-	movups	xmm13, xmmword ptr [ctx + XMM6_AT + 7*16]
-	movups	xmm14, xmmword ptr [ctx + XMM6_AT + 8*16]
-	movups	xmm15, xmmword ptr [ctx + XMM6_AT + 9*16]
+	movups	xmm6, xmmword ptr [ctx + CTX_XMM6 + 0*16]
+	movups	xmm7, xmmword ptr [ctx + CTX_XMM6 + 1*16]
+	movups	xmm8, xmmword ptr [ctx + CTX_XMM6 + 2*16]
+	movups	xmm9, xmmword ptr [ctx + CTX_XMM6 + 3*16]
+	movups	xmm10, xmmword ptr [ctx + CTX_XMM6 + 4*16]
+	movups	xmm11, xmmword ptr [ctx + CTX_XMM6 + 5*16]
+	movups	xmm12, xmmword ptr [ctx + CTX_XMM6 + 6*16]
+	movups	xmm13, xmmword ptr [ctx + CTX_XMM6 + 7*16]
+	movups	xmm14, xmmword ptr [ctx + CTX_XMM6 + 8*16]
+	movups	xmm15, xmmword ptr [ctx + CTX_XMM6 + 9*16]
 	mov	rbx, [ctx + CTX_RBX]
 	mov	rbp, [ctx + CTX_RBP]
 	mov	rdi, [ctx + CTX_RDI]
@@ -184,8 +184,8 @@ coroutine_switch_context PROC
 	xor	eax, dword ptr [rdx + CTX_MXCSR]
 	jnz	mxcsr_differs
 compare_fcw:
-	movzx	r8d, word ptr [rcx + FCW]
-	cmp	r8w, word ptr [rdx + FCW]
+	movzx	r8d, word ptr [rcx + CTX_FCW]
+	cmp	r8w, word ptr [rdx + CTX_FCW]
 	jne	load_fp
 
 	LOAD_CALLEE_SAVED rdx
@@ -196,7 +196,7 @@ mxcsr_differs:			; as a rule in the flags only, which stay
 	jz	compare_fcw
 ; *to's control bits, the current flags: see the top of asm_switch.S.
 load_fp:			; eax: current MXCSR ^ *to's
-	fldcw	word ptr [rdx + FCW]
+	fldcw	word ptr [rdx + CTX_FCW]
 	test	eax, MXCSR_FLAGS
 	jnz	merge_flags
 	LOAD_CALLEE_SAVED rdx
