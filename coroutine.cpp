@@ -10,16 +10,13 @@
  * one stack plus the bytes each one really uses.
  *
  * The file reads in that order: the sizes and the compiler's spellings; the
- * types the two structures need, then the structures; then the story, in
- * the order a user meets it (open, new, resume, yield, status, running,
- * next, close); then the machinery it calls, a section per concern (the
- * slots, the platforms, the context switch, the sanitizers, the C++
- * exception state, threads).  A reader who stops after the story has seen
- * the whole library; a porter reads one section of the machinery.
+ * two structures and the types they need; the story, in the order a user
+ * meets it (open, new, resume, yield, status, running, next, close); then
+ * the machinery it calls, a section per concern.  A reader who stops after
+ * the story has seen the whole library; a porter reads one section.
  *
- * The context switch itself is swapcontext(3) by default, the small
- * assembly routine in asm_switch.S when built with -DCOROUTINE_ASM=1, and
- * Emscripten's fibers on WebAssembly.
+ * The switch is swapcontext(3) by default, the assembly in asm_switch.S
+ * with -DCOROUTINE_ASM=1, and Emscripten's fibers on WebAssembly.
  */
 
 /* Before any system header, since they read them (see the platforms). */
@@ -47,17 +44,13 @@
 #define STACK_SIZE COROUTINE_STACK_SIZE
 #define DEFAULT_COROUTINE 16
 
-/*
- * Below the run stack lies an inaccessible guard region: a coroutine that
- * runs off the end dies of SIGSEGV instead of writing over its neighbours.
- * A frame touches only some of its bytes, so it stops every frame of up to
- * the run stack's size plus the guard's; 1 MiB is Linux's own stack guard
- * gap.  In size_t: near INT_MAX the sum does not fit in an int.
- */
+/* Below the run stack, an inaccessible guard: a coroutine that runs off the
+ * end dies of SIGSEGV instead of writing over its neighbours (1 MiB, as
+ * Linux's own stack guard gap; size_t, as the sum may not fit in an int). */
 #define GUARD_SIZE ((size_t)1024 * 1024)
-/* Mapped in whole pages: 64 KiB, the largest page size of the targets;
- * with TOP_ROOM bytes above the top for what glibc's makecontext puts above
- * its entry's frame on x86 (ucontext backend: see start_coroutine). */
+/* Mapped in whole pages of 64 KiB, the targets' largest, with TOP_ROOM bytes
+ * above the top for what glibc's makecontext puts there on x86 (see
+ * entry_below_top). */
 #if !COROUTINE_ASM && !defined(__EMSCRIPTEN__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
 #define TOP_ROOM 16
 #else
@@ -68,29 +61,25 @@
 
 static_assert(STACK_SIZE % 16 == 0, "COROUTINE_STACK_SIZE must be a multiple of 16");
 static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16 KiB");
-/* The real bound: a slice's size is kept in an unsigned int (struct
- * coroutine) and reported as an int. */
+/* The real bound: a slice's size is kept in an unsigned, printed as an int. */
 static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
 /* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
  *
- * gcc and clang (clang-cl too) take the GNU spellings; cl.exe takes
- * Microsoft's, and so does clang with -DCOROUTINE_MICROSOFT_SPELLINGS=1,
- * so that they are compiled and run where cl.exe is not.  Nothing outside
- * this block asks which compiler it is.
+ * gcc and clang (clang-cl too) take the GNU spellings; cl.exe, and clang with
+ * -DCOROUTINE_MICROSOFT_SPELLINGS=1 to test them, Microsoft's.  Nothing
+ * outside this block asks which compiler it is.
  *
  *   NOINLINE, ALWAYS_INLINE  a frame of its own / none, even at -O0
  *   PRINTF_CHECK(f, a)   argument f is a printf format for those from a
  *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
  *   INITIAL_EXEC         a thread_local found without a call (ELF only)
  *   WEAK                 a reference that may stay unresolved (NULL)
- *   KEEP_IN_REGISTERS(a, b)  the values are opaque to the optimizer
+ *   KEEP_IN_REGISTERS(a, b), launder(p)  values the optimizer cannot see into
  *   UNREACHABLE()        never reached: the optimizer may count on it
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
- *   launder(p)           p, through a path the optimizer cannot see into
  *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
- *   EH_MSVC_ABI          the C++ runtime is Microsoft's, not Itanium's
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
 #define NOINLINE __attribute__((noinline))
@@ -161,7 +150,7 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif
 #if defined(_MSC_VER)
-#define EH_MSVC_ABI 1 /* cl.exe, clang-cl, clang for *-windows-msvc */
+#define EH_MSVC_ABI 1 /* Microsoft's C++ runtime: cl.exe, clang-cl, clang for *-windows-msvc */
 #else
 #define EH_MSVC_ABI 0
 #endif
@@ -240,10 +229,8 @@ extern "C" {
 void coroutine_switch_context(context *from, const context *to);
 /* Saves the caller in *from, then calls entry(S, NULL) on a fresh stack
  * below top, and finish(S) when entry returns.  On Windows, whose thread
- * block records a stack's bounds, it takes the lowest addresses of the run
- * stack and of its mapping too; elsewhere no more than the argument
- * registers hold (System V's six: a start that leaves one on the stack
- * comes back markedly slower). */
+ * block records a stack's bounds, also the lowest addresses of the run
+ * stack and of its mapping; elsewhere all arguments go in registers. */
 #if defined(_WIN32)
 void coroutine_start_context(context *from, char *top, coroutine_func entry, void (*finish)(struct schedule *),
 			     struct schedule *S, char *bottom, char *reservation);
@@ -279,13 +266,10 @@ struct coroutine_context : ucontext_t {
 #define COROUTINE_FIBER 0
 #endif
 
-/*
- * The C++ runtime keeps the exceptions being handled per thread; main and
- * each coroutine need their own, which the switches swap (see "The C++
- * exception state").  This is what is swapped.  The Itanium C++ ABI's
- * (libstdc++, libc++abi): what __cxa_get_globals() returns, the caught
- * exceptions (what `throw;` rethrows) and the count of uncaught ones.
- */
+/* A thread's exceptions being handled, as its C++ runtime keeps them, which
+ * the switches swap (see "The C++ exception state").  The Itanium C++ ABI's
+ * (libstdc++, libc++abi), as __cxa_get_globals() returns it: the caught
+ * exceptions (what `throw;` rethrows) and the count of uncaught ones. */
 #if !EH_MSVC_ABI
 struct eh_state {
 	void *caught;
@@ -316,13 +300,10 @@ struct entry {
 	void *ud;
 };
 
-/*
- * Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
- * their slices.  So the slice follows the struct in the same malloc block
- * (see saved_slice), its capacity is malloc's to know (buffer_capacity),
- * the size 32 bits, and what a coroutine needs until it starts shares
- * its room with what it needs once it has run.
- */
+/* Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
+ * their slices.  So the slice follows it in the same malloc block (see
+ * saved_slice), malloc knows the block's size (buffer_capacity), the slice's
+ * is 32 bits, and what it needs until it starts shares room with the rest. */
 struct coroutine {
 	context ctx;     /* first: a switch's argument is C itself, no offset added */
 	union {
@@ -423,20 +404,17 @@ static ALWAYS_INLINE void load_mxcsr(const context *ctx)
 static ALWAYS_INLINE void save_mxcsr(context *) {}
 static ALWAYS_INLINE void load_mxcsr(const context *) {}
 #endif
-#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
 /* setcontext only restores, where swapcontext would first save the whole
- * FP environment (a tenth of the cost of a coroutine's life). */
+ * FP environment. */
 #define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
-#if COROUTINE_ASAN
-/*
- * ASan intercepts swapcontext, and the interceptor's frame lies below the
- * slice saved a moment before: lost when the next coroutine runs.
- * getcontext and setcontext are not intercepted: their pair does the same
- * switch with no frame of its own, and the flag (off the run stack) tells
- * getcontext's first return, which goes on to switch, from its second.
- */
+#if !COROUTINE_ASAN
+#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
+#else
+/* ASan intercepts swapcontext, and the interceptor's frame lies below the
+ * slice saved a moment before: lost when the next coroutine runs.  The pair
+ * getcontext and setcontext, not intercepted, switches with no frame, and
+ * the flag (off the run stack) tells getcontext's two returns apart. */
 static thread_local volatile int asan_switching;
-#undef SWITCH_CONTEXT
 #define SWITCH_CONTEXT(from, to) do {           \
 		asan_switching = 1;             \
 		save_mxcsr(from);               \
@@ -454,9 +432,8 @@ static thread_local volatile int asan_switching;
  *
  * The story calls these; each is defined in the section of the machinery
  * that the comment above it names.
- *
- * The slots: a doubling array, beside a tree of bitmaps of those in use.
  */
+/* The slots: a doubling array, beside a tree of bitmaps of those in use. */
 static int make_slots(struct schedule *S);               /* 16 empty ones; 0 when out of memory */
 static void free_slots(struct schedule *S);
 static int first_free_slot(const struct schedule *S);    /* the original's scan from nco; nco < cap */
@@ -465,12 +442,10 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
 /* The platforms: len bytes whose lowest guard bytes fault at any touch (or
- * NULL), given back; the bytes a malloc'd block holds. */
+ * NULL), given back; a schedule opened or closed, so that nothing the
+ * library registers with the system outlives the last one. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
-static size_t buffer_capacity(void *block);
-/* A schedule opened or closed: nothing the library registers with the
- * system outlives the last schedule (see modules_changed on Windows). */
 static void note_schedule_opened(void);
 static void note_schedule_closed(void);
 /* The switch: C started on the top of the run stack (run_coroutine(S,
@@ -480,21 +455,19 @@ static void start_coroutine(struct schedule *S, struct coroutine *C);
 static void make_frames(struct schedule *S);
 static void hand_over_frames(struct schedule *S, struct coroutine *C);
 static void note_main_stack(struct schedule *S);
-/* Slices in their blocks, and copied so that the sanitizers accept it; the
+/* Slices in their blocks, copied so that the sanitizers accept it; the
  * quick paths of a shallow one, with no stack frame (NULL: not shallow). */
 static char *slice_bottom(char *dummy); /* where the live slice of dummy's function ends */
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown */
-static char *saved_slice(struct coroutine *C);
-static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
 static unsigned char shallow_room(size_t room); /* C->room, for room bytes of block */
 static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
 static void copy_stack(char *to, const char *from, size_t n);
-static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
 static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
-/* AddressSanitizer and valgrind, told of the run stack and of every move
- * of the stack pointer onto it and off it (C NULL: starts, or finished). */
-static void tools_register_run_stack(struct schedule *S);
+/* AddressSanitizer and valgrind, told of the run stack (1: one watches it)
+ * and of every move of the stack pointer onto it and off it (C NULL: the
+ * coroutine starts, or has finished). */
+static int tools_register_run_stack(struct schedule *S);
 static void tools_forget_schedule(struct schedule *S);
 static void asan_leave_main(struct schedule *S);
 static void asan_back_in_main(struct schedule *S);
@@ -504,11 +477,10 @@ static void asan_save_shadow(struct schedule *S, struct coroutine *C);
 static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
 static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
-static int tools_watch_run_stack(const struct schedule *S);
 static void forget_run_stack(struct schedule *S);
 /* The C++ exception state, which changes hands at the switches (dropped
  * when the coroutine has finished); the runtimes, looked for when a
- * schedule opens and at a coroutine's start while it keeps none (1: it
+ * schedule opens and when a coroutine starts while it keeps none (1: it
  * keeps several now). */
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
@@ -566,9 +538,8 @@ static int map_run_stack(struct schedule *S)
 	S->stack = base + GUARD_SIZE;
 	S->top = S->stack + STACK_SIZE;
 	make_frames(S);
-	tools_register_run_stack(S);
 	/* Any shallow slice, while no tool watches: see take_run_stack_quickly. */
-	S->quick_put_back = tools_watch_run_stack(S) ? 0 : shallow_room(STACK_SIZE);
+	S->quick_put_back = tools_register_run_stack(S) ? 0 : shallow_room(STACK_SIZE);
 	return 1;
 }
 
@@ -598,20 +569,19 @@ struct schedule *coroutine_open(void)
  * calls deep saves, is copied by a run of block moves rather than memcpy,
  * by functions that need no stack frame (save_shallow_stack,
  * take_run_stack_quickly).  A new coroutine's block has room for NEW_ROOM
- * bytes of slice, so that most coroutines' yields need no realloc; a block
- * grows (with_room_for) for a slice that does not fit, and C->room says how
- * much of a shallow slice it holds, so that save_shallow_stack copies one
- * without asking malloc how large the block is.  None with ucontext, whose
- * slices are larger and switches slower (see README's Performance).
+ * bytes of slice, so that most yields need no realloc, and C->room says
+ * how much of a shallow slice it holds, so that a yield need not ask malloc.
+ * None with ucontext, whose slices are larger and switches slower, nor
+ * under ASan, whose shadow only save_stack saves.
  */
 #if !COROUTINE_ASM
 #define SHALLOW_SLICE 0
 #define NEW_ROOM 0
 #elif defined(__aarch64__)
-#define SHALLOW_SLICE 96 /* its frames keep the frame pointer and the return address */
+#define SHALLOW_SLICE (COROUTINE_ASAN ? 0 : 96) /* its frames keep fp and lr */
 #define NEW_ROOM 96
 #else
-#define SHALLOW_SLICE 96
+#define SHALLOW_SLICE (COROUTINE_ASAN ? 0 : 96)
 #define NEW_ROOM 64 /* more would cost every coroutine's block 16 bytes per 16 */
 #endif
 /* A deep slice lies up to this many bytes further in (see saved_deep_slice). */
@@ -669,21 +639,6 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 /* ---- Resuming: starting, and putting a slice back -------------------------------- */
 
 /*
- * The running coroutine has finished: it goes, and with it its slot.  Its
- * own code does this, on the run stack, on its way out.
- */
-static void delete_running(struct schedule *S)
-{
-	drop_eh_state(S);
-	int id = S->running;
-	delete_coroutine(S->co[id]);
-	empty_slot(S, id);
-	--S->nco;
-	S->owner = NULL;
-	S->running = -1;
-}
-
-/*
  * Every coroutine starts here, on the top of the run stack, and ends by
  * calling its function, which returns to run_coroutine's caller: the
  * compiler jumps to the function, whose frame then starts where this one
@@ -702,14 +657,20 @@ static void run_coroutine(struct schedule *S, void *unused)
 }
 
 /*
- * The coroutine's function has returned: it goes, and leaves for good
- * through the switch (never by returning).  Out of line: inlined into its
- * caller, whose frame is in every slice with ucontext, its registers would
- * be that frame's too.
+ * The coroutine's function has returned: it goes, with its slot, and leaves
+ * the run stack for good through the switch (never by returning).  Out of
+ * line: inlined into its caller, whose frame is in every slice with
+ * ucontext, its registers would be that frame's too.
  */
 NOINLINE static void finish_coroutine(struct schedule *S)
 {
-	delete_running(S);
+	drop_eh_state(S);
+	int id = S->running;
+	delete_coroutine(S->co[id]);
+	empty_slot(S, id);
+	--S->nco;
+	S->owner = NULL;
+	S->running = -1;
 	asan_leave_coroutine(S, NULL);
 	LEAVE_CONTEXT(S, &S->main);
 }
@@ -731,13 +692,6 @@ static void continue_owner(struct schedule *S)
 	asan_back_in_main(S);
 }
 
-static void restore_stack(struct schedule *S, struct coroutine *C)
-{
-	char *bottom = S->top - C->size;
-	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
-	asan_restore_shadow(S, C);
-}
-
 /*
  * Hands the run stack over to suspended C, and continues it: the bytes of
  * the stack's last occupant are forgotten, and C's own put back.  Out of
@@ -746,7 +700,9 @@ static void restore_stack(struct schedule *S, struct coroutine *C)
 NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
-	restore_stack(S, C);
+	char *bottom = S->top - C->size;
+	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
+	asan_restore_shadow(S, C);
 	hand_over_frames(S, C);
 	S->owner = C;
 	continue_owner(S);
@@ -1710,27 +1666,105 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 /* Slices are whole blocks of this many bytes (see copy_shallow). */
 #define BLOCK 16
 
-/*
- * The bottom of the live slice of the function whose local dummy is.  The
- * bytes from dummy up to its caller's stack pointer (a multiple of
- * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
- * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
- * Laundered, so that the compiler cannot trace the bottom back to dummy
- * and assume that only one byte is read.
- */
+/* The bottom of the live slice of the function whose local dummy is: up to
+ * CALL_ALIGN, shedding that function's own frame (dead once it returns),
+ * then down to a whole block.  Laundered, so that the compiler cannot trace
+ * it back to dummy and assume that only one byte is read. */
 static char *slice_bottom(char *dummy)
 {
 	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
 	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
 }
 
-/*
- * The yielding coroutine (the owner of the run stack), its block made to
- * hold a slice of size bytes.  realloc may move it: its slot and S->owner
- * follow, and nothing else holds its address across a yield.  The old
- * slice comes along for nothing: the caller overwrites it.  Out of the way
- * of the common case, where the slice fits where it was.
- */
+/* The saved shallow slice: right after the struct, in the coroutine's own block. */
+static char *saved_slice(struct coroutine *C)
+{
+	return (char *)(C + 1);
+}
+
+/* A deep slice lies as far into a 64-byte line as its bottom on the run
+ * stack (less than SLICE_ALIGN bytes further): memcpy then finds both ends
+ * of each copy aligned alike. */
+static char *saved_deep_slice(struct coroutine *C, const char *bottom)
+{
+	char *start = saved_slice(C);
+	return start + (((uintptr_t)bottom - (uintptr_t)start) & (SLICE_ALIGN - 1));
+}
+
+/* Whether a slice of size bytes is shallow: at least a block, at most
+ * SHALLOW_SLICE; and the most of one that a block with room bytes after the
+ * struct holds (C->room). */
+#if SHALLOW_SLICE > 0
+static int is_shallow(size_t size)
+{
+	return size - 1 < SHALLOW_SLICE;
+}
+
+static unsigned char shallow_room(size_t room)
+{
+	static_assert(SHALLOW_SLICE <= UCHAR_MAX, "C->room holds up to SHALLOW_SLICE");
+	return (unsigned char)(room < SHALLOW_SLICE ? room : SHALLOW_SLICE);
+}
+#else
+static int is_shallow(size_t) { return 0; }
+static unsigned char shallow_room(size_t) { return 0; }
+#endif
+
+/* Where C's block holds a slice of size bytes whose bottom on the run stack
+ * is bottom: the same place at the save and at the restore. */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
+{
+	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
+}
+
+/* A block as two 64-bit words, through integer registers: a wider load
+ * across the word stores that just wrote the stack would wait for both to
+ * reach the cache.  The empty asm keeps the compiler from merging them. */
+static ALWAYS_INLINE void copy_block(char *to, const char *from)
+{
+	uint64_t low, high;
+	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
+	memcpy(&low, from, sizeof low);
+	memcpy(&high, from + sizeof low, sizeof high);
+	KEEP_IN_REGISTERS(low, high);
+	memcpy(to, &low, sizeof low);
+	memcpy(to + sizeof low, &high, sizeof high);
+}
+
+/* A shallow slice, 1 to 6 whole blocks, with no loop and no call, so that
+ * its callers need no stack frame: a jump into a run of block copies, the
+ * last ones first (Duff's device, without the loop). */
+static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
+{
+	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
+	switch (n / BLOCK) {
+	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
+	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
+	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
+	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
+	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
+	case 1: copy_block(to, from); break;
+	default: UNREACHABLE(); /* the callers see to it: 1 to 6 blocks */
+	}
+}
+
+/* Any slice.  Under ASan it holds the redzones between locals, so code ASan
+ * does not check copies it; the volatile keeps the compiler from turning the
+ * loop back into a (checked) memcpy. */
+NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
+{
+#if COROUTINE_ASAN
+	const volatile char *src = from;
+	for (size_t i = 0; i < n; i++)
+		to[i] = src[i];
+#else
+	memcpy(to, from, n);
+#endif
+}
+
+/* The yielding coroutine (the owner), its block made to hold a slice of
+ * size bytes: realloc may move it, and its slot and S->owner follow (nothing
+ * else holds its address across a yield).  Out of the common case's way. */
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 {
 	struct coroutine *C = S->owner;
@@ -1747,63 +1781,11 @@ NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 	return C;
 }
 
-/* The saved shallow slice: right after the struct, in the coroutine's own block. */
-static char *saved_slice(struct coroutine *C)
-{
-	return (char *)(C + 1);
-}
-
-/*
- * A deep slice lies a little further in, as far into a 64-byte line as its
- * bottom on the run stack (less than SLICE_ALIGN bytes further): memcpy
- * then finds both ends of each copy aligned alike (see README's
- * Performance for what that is worth).
- */
-static char *saved_deep_slice(struct coroutine *C, const char *bottom)
-{
-	char *start = saved_slice(C);
-	return start + (((uintptr_t)bottom - (uintptr_t)start) & (SLICE_ALIGN - 1));
-}
-
-/* Whether a slice of size bytes is shallow: at least a block, at most
- * SHALLOW_SLICE.  Never under ASan, whose shadow only save_stack saves. */
-static int is_shallow(size_t size)
-{
 #if SHALLOW_SLICE > 0
-	return !COROUTINE_ASAN && size - 1 < SHALLOW_SLICE;
-#else
-	return (void)size, 0;
-#endif
-}
-
-/* The most of a shallow slice that a block with room bytes after the
- * struct holds (none under ASan): C->room. */
-static unsigned char shallow_room(size_t room)
-{
-	static_assert(SHALLOW_SLICE <= UCHAR_MAX, "C->room holds up to SHALLOW_SLICE");
-#if SHALLOW_SLICE > 0
-	return (unsigned char)(COROUTINE_ASAN ? 0 : room < SHALLOW_SLICE ? room : SHALLOW_SLICE);
-#else
-	return (void)room, 0;
-#endif
-}
-
-/* Where C's block holds a slice of size bytes whose bottom on the run stack
- * is bottom: the same place at the save and at the restore. */
-static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
-{
-	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
-}
-
-#if SHALLOW_SLICE > 0
-/*
- * save_stack's common case: a shallow slice that C's block holds (C->room:
- * the first yield that outgrows a new block takes save_stack, which grows
- * it).  It calls nothing, so it needs no stack frame (on x86_64 dummy sits
- * in the red zone below the stack pointer): the slice is smaller by a
- * frame.  Anything else it leaves to save_stack, returning NULL.  Measured
- * as unsigned, a bottom off the run stack makes a size that never fits.
- */
+/* save_stack's common case: a shallow slice that C's block holds (C->room),
+ * saved with no stack frame, so that the slice is smaller by one (on x86_64
+ * dummy sits in the red zone).  Else NULL, for save_stack.  As unsigned, a
+ * bottom off the run stack makes a size that never fits. */
 NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct coroutine *C)
 {
 	char dummy; /* only its address counts */
@@ -1819,13 +1801,10 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 static context *save_shallow_stack(struct schedule *, struct coroutine *) { return NULL; }
 #endif
 
-/*
- * take_run_stack's common case: a shallow slice, and no tool watching the
- * run stack (S->quick_put_back, SHALLOW_SLICE or 0, says both in one
- * compare).  It calls nothing, so it needs no stack frame, and like
- * take_run_stack ends with the switch; inlined into coroutine_resume, which
- * then needs none either, it saves a jump per resume.
- */
+/* take_run_stack's common case: a shallow slice, and no tool watching
+ * (S->quick_put_back, SHALLOW_SLICE or 0, says both in one compare).  It
+ * needs no stack frame and ends with the switch, like take_run_stack, so
+ * that coroutine_resume, into which it is inlined, needs none either. */
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 {
 	size_t size = C->size; /* as wide as S->quick_put_back: no conversion */
@@ -1836,59 +1815,6 @@ static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 	copy_shallow(S->top - size, saved_slice(C), size);
 	S->owner = C;
 	continue_owner(S);
-}
-
-/*
- * Copies a block as two 64-bit words, each through an integer register.
- * The stack was written a word or a pair of words at a time a moment ago:
- * a wider load across two such stores must wait for both to reach the
- * cache, where a narrower one gets its bytes straight from the store.  The
- * empty asm keeps the compiler from merging the words into a vector move.
- */
-static ALWAYS_INLINE void copy_block(char *to, const char *from)
-{
-	uint64_t low, high;
-	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
-	memcpy(&low, from, sizeof low);
-	memcpy(&high, from + sizeof low, sizeof high);
-	KEEP_IN_REGISTERS(low, high);
-	memcpy(to, &low, sizeof low);
-	memcpy(to + sizeof low, &high, sizeof high);
-}
-
-/*
- * A shallow slice, 1 to 6 whole blocks, with no loop and no call, so that
- * the functions that call it need no stack frame: a jump into a run of
- * block copies, the last ones first (Duff's device, without the loop).
- */
-static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
-{
-	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
-	switch (n / BLOCK) {
-	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
-	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
-	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
-	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
-	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
-	case 1: copy_block(to, from); break;
-	default: UNREACHABLE(); /* the callers see to it: 1 to 6 blocks */
-	}
-}
-
-/*
- * Any slice.  Under ASan it holds the redzones ASan puts between locals,
- * so it is copied by code ASan does not check; the volatile keeps the
- * compiler from turning the loop back into a (checked) call to memcpy.
- */
-NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
-{
-#if COROUTINE_ASAN
-	const volatile char *src = from;
-	for (size_t i = 0; i < n; i++)
-		to[i] = src[i];
-#else
-	memcpy(to, from, n);
-#endif
 }
 
 /* ---- AddressSanitizer and valgrind ------------------------------------------------- */
@@ -1995,25 +1921,18 @@ static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
 static void asan_free_shadow(struct coroutine *) {}
 #endif
 
+/* Whether a tool watches the run stack, and forget_run_stack has someone
+ * to tell.  Memcheck is asked once per schedule, since a request costs a
+ * dozen instructions even when nothing answers: GET_VBITS returns 1 for
+ * success, 0 for no valgrind or another tool (callgrind). */
 #if COROUTINE_VALGRIND
-/*
- * Whether the program runs under memcheck, asked once per schedule: a
- * request costs a dozen instructions even when nothing answers it.
- * GET_VBITS returns 1 for success and 0 when nothing answers (no valgrind,
- * or another tool such as callgrind, whose counts they would inflate).
- */
-static int memcheck_watches(void)
+static int tools_register_run_stack(struct schedule *S)
 {
-	char probe = 0, vbits;
-	return VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
-}
-
-/* valgrind is told where the run stack is, so that it tells a switch from
- * a huge frame. */
-static void tools_register_run_stack(struct schedule *S)
-{
+	/* So that valgrind tells a switch from a huge frame. */
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
-	S->memcheck = memcheck_watches();
+	char probe = 0, vbits;
+	S->memcheck = VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
+	return COROUTINE_ASAN || S->memcheck;
 }
 
 /* Out of line: the request builds its arguments in a frame of its own. */
@@ -2024,17 +1943,11 @@ NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
 #define MEMCHECK_WATCHES(S) ((S)->memcheck)
 #define VALGRIND_FORGET_SCHEDULE(S) VALGRIND_STACK_DEREGISTER((S)->valgrind_stack_id)
 #else
-static void tools_register_run_stack(struct schedule *) {}
+static int tools_register_run_stack(struct schedule *) { return COROUTINE_ASAN; }
 static void memcheck_forget_run_stack(struct schedule *) {}
 #define MEMCHECK_WATCHES(S) ((void)(S), 0)
 #define VALGRIND_FORGET_SCHEDULE(S) ((void)0)
 #endif
-
-/* Whether forget_run_stack has anyone to tell. */
-static int tools_watch_run_stack(const struct schedule *S)
-{
-	return COROUTINE_ASAN || MEMCHECK_WATCHES(S);
-}
 
 /*
  * The bytes on the run stack belong to a coroutine that is not coming back
