@@ -434,7 +434,7 @@ static thread_local volatile int asan_switching;
  * that the comment above it names.
  */
 /* The slots: a doubling array, beside a tree of bitmaps of those in use. */
-static int make_slots(struct schedule *S);               /* 16 empty ones; 0 when out of memory */
+static int resize_slots(struct schedule *S, size_t cap); /* the new ones empty; 0: out of memory */
 static void free_slots(struct schedule *S);
 static int first_free_slot(const struct schedule *S);    /* the original's scan from nco; nco < cap */
 NOINLINE static int grow_slots(struct schedule *S);      /* doubles them: the first new id, or -1 */
@@ -552,7 +552,7 @@ struct schedule *coroutine_open(void)
 	S->thread = S->fast_thread = this_thread();
 	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
 	note_schedule_opened(); /* before take_up_runtimes looks for them */
-	if (!make_slots(S) || !take_up_runtimes(S) || !map_run_stack(S)) {
+	if (!resize_slots(S, DEFAULT_COROUTINE) || !take_up_runtimes(S) || !map_run_stack(S)) {
 		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
@@ -640,13 +640,11 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 
 /*
  * Every coroutine starts here, on the top of the run stack, and ends by
- * calling its function, which returns to run_coroutine's caller: the
- * compiler jumps to the function, whose frame then starts where this one
- * did, and no frame of the library's is in the coroutine's slices.  (The
- * caller keeps S for finish_coroutine in a register that the coroutine's
- * functions preserve, and the switch saves in the context.)  It takes the
- * function's arguments, the second unused: on i386, where they are on the
- * stack, only a function given as many can jump to it.
+ * calling its function, which the compiler makes a jump: the function's
+ * frame starts where this one did, and no frame of the library's is in any
+ * slice.  (The caller keeps S for finish_coroutine in a callee-saved
+ * register.)  The second argument is unused: on i386, where arguments are
+ * on the stack, only a function given as many can jump to its callee.
  */
 static void run_coroutine(struct schedule *S, void *unused)
 {
@@ -675,13 +673,10 @@ NOINLINE static void finish_coroutine(struct schedule *S)
 	LEAVE_CONTEXT(S, &S->main);
 }
 
-/*
- * Continues the owner of the run stack, a suspended coroutine, until it
- * yields or finishes.  It ends with the switch, and so do its callers: the
- * compiler jumps to the switch, whose saved resume address is then the one
- * in coroutine_resume's caller, where a yield or a finish comes straight
- * back, with no return whose prediction would be wrong.
- */
+/* Continues the owner of the run stack, a suspended coroutine, until it
+ * yields or finishes.  It ends with the switch, as do its callers, so the
+ * saved resume address is in coroutine_resume's caller: a yield comes
+ * straight back there, with no return whose prediction would be wrong. */
 static void continue_owner(struct schedule *S)
 {
 	struct coroutine *C = S->owner;
@@ -692,11 +687,9 @@ static void continue_owner(struct schedule *S)
 	asan_back_in_main(S);
 }
 
-/*
- * Hands the run stack over to suspended C, and continues it: the bytes of
- * the stack's last occupant are forgotten, and C's own put back.  Out of
- * line: most resumes resume the coroutine already there.
- */
+/* Hands the run stack over to suspended C, and continues it: the bytes of
+ * the last occupant are forgotten, C's put back.  Out of line: most resumes
+ * resume the coroutine already there. */
 NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
@@ -708,11 +701,9 @@ NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 	continue_owner(S);
 }
 
-/*
- * Starts C, which has never run, or refuses to resume it: it is suspended
- * on another thread (see move_to_this_thread); or, for an empty slot, does
- * nothing, as the original.  Out of line: a coroutine starts once.
- */
+/* Starts C, which has never run; refuses one suspended on another thread
+ * (see move_to_this_thread); or, for an empty slot, does nothing, as the
+ * original.  Out of line: a coroutine starts once. */
 NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, int id)
 {
 	if (C == &no_coroutine) /* an empty slot: nothing to resume */
@@ -737,11 +728,9 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	asan_back_in_main(S);
 }
 
-/*
- * The resume of a schedule off its fast path: on another thread than its
- * own, where it moves (see move_to_this_thread), or keeping more than one
- * C++ runtime.  Out of line, and the resume made again from the top.
- */
+/* The resume of a schedule off its fast path: on another thread than its
+ * own, where it moves, or keeping more than one C++ runtime.  Out of line,
+ * and the resume made again from the top. */
 NOINLINE static void resume_the_long_way(struct schedule *S, int id)
 {
 	if (S->thread != this_thread())
@@ -778,10 +767,8 @@ void coroutine_resume(struct schedule *S, int id)
 		return;
 	}
 	S->running = id;
-	/*
-	 * If C was the last to run on the run stack, its bytes are still there,
-	 * exactly as it saved them: copying them back would change nothing.
-	 */
+	/* If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing. */
 	if (S->owner != C)
 		take_run_stack_quickly(S, C);
 	else
@@ -796,13 +783,12 @@ void coroutine_resume(struct schedule *S, int id)
 
 /*
  * The dummy trick.  dummy is a local of this function, so its address lies
- * below every frame of the coroutine that called coroutine_yield:
- * [&dummy, top) is the whole of the coroutine's live stack, and copying it
- * saves the coroutine.  Never inlined, or dummy would sit inside its
- * caller's frame, and the part of that frame below it would not be saved.
- * It calls nothing, so it needs no stack frame: dummy lies just below
- * coroutine_yield's stack pointer, and the slice holds nothing of it (a
- * function that went on to copy would have a frame around dummy).
+ * below every frame of the coroutine that called coroutine_yield: [&dummy,
+ * top) is the coroutine's whole live stack, and copying it saves the
+ * coroutine.  Never inlined, or dummy would sit inside its caller's frame,
+ * whose part below it would not be saved.  It calls nothing, so it needs no
+ * frame: dummy lies just below coroutine_yield's stack pointer, and the
+ * slice holds nothing of this function.
  */
 NOINLINE NO_ASAN static char *slice_start(void)
 {
@@ -810,12 +796,10 @@ NOINLINE NO_ASAN static char *slice_start(void)
 	return slice_bottom(&dummy);
 }
 
-/*
- * Saves the yielding coroutine's slice [bottom, top), bottom as slice_start
+/* Saves the yielding coroutine's slice [bottom, top), bottom as slice_start
  * said.  It returns &C->ctx, where the switch saves the registers, so that
- * only S lives across the call in coroutine_yield, whose frame is in every
- * slice.
- */
+ * only S lives across the call in coroutine_yield (whose frame is in every
+ * slice). */
 NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 {
 	struct coroutine *C = S->owner;
@@ -845,14 +829,13 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
- * starts in a call below this frame, so this frame (its saved registers,
- * return address, canary, spills) is inside it wherever the compiler put
- * them.  Between the save and the switch this function only computes
- * arguments and writes to the heap; after the switch it only returns.  The
- * switch's own return address, written after the save, is not in the copy:
- * that is why the resume address lives in the context, never only on the
- * run stack.  Not inlined (link-time optimisation included), or the
- * caller's code after the switch could depend on stores made after the save.
+ * starts in a call below this frame, so this frame (saved registers, return
+ * address, canary, spills) is inside it wherever the compiler put them.
+ * Between the save and the switch this function only computes arguments and
+ * writes to the heap; after the switch it only returns.  The switch's return
+ * address, written after the save, is not in the copy: hence the resume
+ * address lives in the context.  Never inlined (LTO included), or the
+ * caller's code after the switch could depend on stores after the save.
  */
 NOINLINE void coroutine_yield(struct schedule *S)
 {
@@ -874,13 +857,12 @@ NOINLINE void coroutine_yield(struct schedule *S)
 /* ---- Asking about coroutines ---------------------------------------------------- */
 
 /* The running coroutine is S->running: its own status says SUSPEND, what
- * it is whenever it does not run, so that no switch has to change it. */
+ * it is whenever it does not run, so that no switch has to change it.  An
+ * empty slot's no_coroutine says DEAD, and its size is 0. */
 int coroutine_status(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_status");
 	check_id(S, id, "coroutine_status");
-	if (S->co[id] == &no_coroutine)
-		return COROUTINE_DEAD;
 	if (id == S->running)
 		return COROUTINE_RUNNING;
 	int status = S->co[id]->status;
@@ -898,8 +880,6 @@ long coroutine_stack_size(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_stack_size");
 	check_id(S, id, "coroutine_stack_size");
-	if (S->co[id] == &no_coroutine)
-		return 0;
 	return (long)S->co[id]->size;
 }
 
@@ -964,22 +944,6 @@ static size_t level_bits(size_t cap, int k)
 	return bits;
 }
 
-static int make_slots(struct schedule *S)
-{
-	S->co = (struct coroutine **)malloc(DEFAULT_COROUTINE * sizeof *S->co);
-	int ok = S->co != NULL;
-	for (int i = 0; ok && i < DEFAULT_COROUTINE; i++)
-		S->co[i] = &no_coroutine;
-	for (int k = 0; k < SLOT_LEVELS; k++) {
-		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
-		ok = ok && S->used[k] != NULL;
-	}
-	S->nonempty_words = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, 1)), sizeof *S->nonempty_words);
-	ok = ok && S->nonempty_words != NULL;
-	S->cap = ok ? DEFAULT_COROUTINE : 0;
-	return ok;
-}
-
 static void free_slots(struct schedule *S)
 {
 	free(S->co);
@@ -999,26 +963,30 @@ static int grow_bitmap(uint64_t **bits, size_t old_n, size_t n)
 	return 1;
 }
 
-/* Doubles the slot array; the first new slot is the new id, or -1.  The
- * schedule stays as it was when an allocation fails. */
-NOINLINE static int grow_slots(struct schedule *S)
+/* Makes cap slots, the new ones empty; 0 when an allocation fails, and the
+ * schedule keeps its S->cap slots. */
+static int resize_slots(struct schedule *S, size_t cap)
 {
-	if (S->cap > INT_MAX / 2)
-		return -1;
-	size_t cap = (size_t)S->cap;
-	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
+	size_t old = (size_t)S->cap;
+	struct coroutine **co = (struct coroutine **)realloc(S->co, cap * sizeof *co);
 	if (co == NULL)
-		return -1;
+		return 0;
 	S->co = co;
 	for (int k = 0; k < SLOT_LEVELS; k++)
-		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
-			return -1;
-	if (!grow_bitmap(&S->nonempty_words, level_bits(cap, 1), level_bits(2 * cap, 1)))
-		return -1;
-	for (size_t i = cap; i < 2 * cap; i++)
+		if (!grow_bitmap(&S->used[k], level_bits(old, k), level_bits(cap, k)))
+			return 0;
+	if (!grow_bitmap(&S->nonempty_words, level_bits(old, 1), level_bits(cap, 1)))
+		return 0;
+	for (size_t i = old; i < cap; i++)
 		co[i] = &no_coroutine;
-	S->cap *= 2;
-	return (int)cap;
+	S->cap = (int)cap;
+	return 1;
+}
+
+NOINLINE static int grow_slots(struct schedule *S)
+{
+	int id = S->cap;
+	return id <= INT_MAX / 2 && resize_slots(S, 2 * (size_t)id) ? id : -1;
 }
 
 /* The clear bits of word w of a bitmap of n bits. */
@@ -1139,11 +1107,27 @@ static int next_used_slot(const struct schedule *S, size_t i)
 
 /* ---- The platforms: mapping the run stack ------------------------------------------
  *
- * map_guarded, unmap_guarded and buffer_capacity for Windows, WebAssembly
- * and POSIX.
+ * The bytes a malloc'd block holds; map_guarded and unmap_guarded for
+ * Windows, WebAssembly and POSIX.
  */
-#if defined(_WIN32)
+#if defined(__APPLE__)
+#include <malloc/malloc.h>
+#else
 #include <malloc.h>
+#endif
+
+static size_t buffer_capacity(void *block)
+{
+#if defined(_WIN32)
+	return _msize(block);
+#elif defined(__APPLE__)
+	return malloc_size(block);
+#else
+	return malloc_usable_size(block);
+#endif
+}
+
+#if defined(_WIN32)
 #define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
 #include <windows.h>
 
@@ -1166,23 +1150,12 @@ static void unmap_guarded(char *base, size_t len)
 	(void)len; /* MEM_RELEASE frees the whole reservation */
 	VirtualFree(base, 0, MEM_RELEASE);
 }
-
-static size_t buffer_capacity(void *buffer)
-{
-	return _msize(buffer);
-}
-
 #elif defined(__EMSCRIPTEN__)
-#include <malloc.h>
 
-/*
- * WebAssembly has no memory protection: the guard is plain memory of the
- * schedule's own below the run stack, which a coroutine that runs off the
- * end writes over, until it reaches the asyncify areas at the guard's
- * bottom (see make_frames).  What stops it is Emscripten's own check, with
- * -sSTACK_OVERFLOW_CHECK=2: every function compares the stack pointer with
- * the limits that each fiber switch sets to the run stack's.
- */
+/* WebAssembly has no memory protection: the guard is plain memory, which a
+ * coroutine that runs off the end writes over, up to the asyncify areas at
+ * its bottom (see make_frames).  What stops it is -sSTACK_OVERFLOW_CHECK=2:
+ * every function compares the stack pointer with the fiber's limits. */
 static char *map_guarded(size_t guard, size_t len)
 {
 	(void)guard;
@@ -1194,28 +1167,13 @@ static void unmap_guarded(char *base, size_t len)
 	(void)len;
 	free(base);
 }
-
-static size_t buffer_capacity(void *buffer)
-{
-	return malloc_usable_size(buffer);
-}
-
 #else
 #include <sys/mman.h>
-#if defined(__APPLE__)
-#include <malloc/malloc.h>
-#else
-#include <malloc.h>
-#endif
 
-/*
- * All of it is reserved inaccessible first, then the run stack mapped
- * read-write over its part, with MAP_NORESERVE: Linux would otherwise
- * charge the whole run stack against RAM and swap when it is mapped, and
- * refuse one near INT_MAX on a small machine; so it costs only the pages
- * touched (under vm.overcommit_memory=2 the flag is ignored).  Two steps
- * also keep the guard visible to qemu-user.
- */
+/* All of it reserved inaccessible, then the run stack mapped read-write
+ * over its part (two steps keep the guard visible to qemu-user), with
+ * MAP_NORESERVE: Linux would otherwise charge the whole run stack against
+ * RAM and swap, and refuse a large one on a small machine. */
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
 #endif
@@ -1237,26 +1195,15 @@ static void unmap_guarded(char *base, size_t len)
 {
 	munmap(base, len);
 }
-
-static size_t buffer_capacity(void *buffer)
-{
-#if defined(__APPLE__)
-	return malloc_size(buffer);
-#else
-	return malloc_usable_size(buffer);
-#endif
-}
-
 #endif
 
 /* ---- The platforms: finding the C++ runtimes ---------------------------------------
  *
  * find_runtimes adds each runtime in the process, as its function that
- * returns a thread's state in it (see "The C++ exception state"), and
- * modules_changed says whether modules were loaded or unloaded since the
- * calling thread last asked.  A program may load one later with a library
- * (dlopen, LoadLibrary): on ELF, Apple and MinGW it is found in the global
- * scope and by its file name; elsewhere only a runtime linked in is.
+ * returns a thread's state in it, and modules_changed says whether modules
+ * were loaded or unloaded since the calling thread last asked.  A runtime
+ * that a library brings later (dlopen, LoadLibrary) is found on ELF, Apple
+ * and MinGW, by its file name; elsewhere only a runtime linked in is.
  */
 #define MAX_RUNTIMES 3
 struct runtimes {
@@ -1265,7 +1212,11 @@ struct runtimes {
 };
 static void add_runtime(struct runtimes *found, eh_globals_func get);
 
-#if !defined(__APPLE__) && !EH_MSVC_ABI
+#if EH_MSVC_ABI
+/* vcruntime, which every program built with Microsoft's ABI links (see
+ * "The C++ exception state"). */
+static struct eh_state *linked_runtime(void);
+#elif !defined(__APPLE__)
 /* A program that catches has a runtime linked in: a weak reference finds
  * it (a static one too, which no lookup at run time sees).  Called
  * directly: MinGW marks the reference weak only for a call.  Not on Apple,
@@ -1281,14 +1232,12 @@ static struct eh_state *linked_runtime(void)
 #if defined(_WIN32) && !EH_MSVC_ABI
 /*
  * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load and unload (LdrRegisterDllNotification).
- * That callback is code of whichever module has the library in it, which
- * an engine may free (FreeLibrary) and load again: ntdll must not keep it
- * beyond that module's life.  So it is registered from the process's first
- * coroutine_open to its last coroutine_close, and a plugin that closes its
- * schedules before it is freed leaves nothing behind.  What happens while
- * no schedule is open goes uncounted: registering counts one more, so that
- * every thread looks again.  Where ntdll cannot be asked, every call looks.
+ * count_dll_load at each load and unload.  That callback is code of the
+ * module the library is in, which an engine may free and load again, so it
+ * is registered only from the process's first coroutine_open to its last
+ * coroutine_close: a plugin that closes its schedules before it is freed
+ * leaves nothing behind.  Loads while none is open go uncounted, so
+ * registering counts one more.  Where ntdll cannot be asked, every call looks.
  */
 static SRWLOCK schedules_lock = SRWLOCK_INIT;
 static long open_schedules;         /* under schedules_lock */
@@ -1311,36 +1260,30 @@ static FARPROC ntdll_function(const char *name)
 	return ntdll ? GetProcAddress(ntdll, name) : NULL;
 }
 
-static void start_counting_dll_loads(void)
-{
-	FARPROC found = ntdll_function("LdrRegisterDllNotification");
-	InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
-	if (found == NULL
-	    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
-		registration = NULL;
-}
-
-static void stop_counting_dll_loads(void)
-{
-	FARPROC found = ntdll_function("LdrUnregisterDllNotification");
-	if (registration != NULL && found != NULL)
-		((unregister_dll_notification)(void (*)(void))found)(registration);
-	registration = NULL;
-}
-
+/* The first schedule opened: DLL loads are counted from now on. */
 static void note_schedule_opened(void)
 {
 	AcquireSRWLockExclusive(&schedules_lock);
-	if (open_schedules++ == 0)
-		start_counting_dll_loads();
+	if (open_schedules++ == 0) {
+		FARPROC found = ntdll_function("LdrRegisterDllNotification");
+		InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
+		if (found == NULL
+		    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
+			registration = NULL;
+	}
 	ReleaseSRWLockExclusive(&schedules_lock);
 }
 
+/* The last schedule closed: ntdll forgets count_dll_load. */
 static void note_schedule_closed(void)
 {
 	AcquireSRWLockExclusive(&schedules_lock);
-	if (--open_schedules == 0)
-		stop_counting_dll_loads();
+	if (--open_schedules == 0 && registration != NULL) {
+		FARPROC found = ntdll_function("LdrUnregisterDllNotification");
+		if (found != NULL)
+			((unregister_dll_notification)(void (*)(void))found)(registration);
+		registration = NULL;
+	}
 	ReleaseSRWLockExclusive(&schedules_lock);
 }
 
@@ -1435,41 +1378,24 @@ static void find_runtimes(struct runtimes *found)
 		add_runtime(found, find_in_runtime(runtime_names[i]));
 }
 #else
-/* vcruntime, which every program built with Microsoft's ABI links, or a
- * runtime linked in: nothing arrives later. */
+/* Microsoft's ABI or WebAssembly: only the runtime linked in, and nothing
+ * arrives later. */
 static int modules_changed(void)
 {
 	return 0;
 }
 
-#if EH_MSVC_ABI
-static struct eh_state *vcruntime_eh(void);
-#endif
-
 static void find_runtimes(struct runtimes *found)
 {
-#if EH_MSVC_ABI
-	add_runtime(found, vcruntime_eh);
-#else
 	add_runtime(found, linked_runtime);
-#endif
 }
 #endif
 
-/*
- * coroutine_open and coroutine_close tell the platform that a schedule
- * opened or closed.  Only Windows, with the Itanium C++ ABI, holds
- * something meanwhile (see modules_changed there); elsewhere the library
- * registers nothing that would outlive the module it is part of.
- */
+/* Only Windows with the Itanium C++ ABI registers something while a
+ * schedule is open (see modules_changed there). */
 #if !defined(_WIN32) || EH_MSVC_ABI
-static void note_schedule_opened(void)
-{
-}
-
-static void note_schedule_closed(void)
-{
-}
+static void note_schedule_opened(void) {}
+static void note_schedule_closed(void) {}
 #endif
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
@@ -2032,11 +1958,11 @@ struct eh_places {
 };
 static thread_local struct eh_places eh_places;
 
-/* The places are the runtime's: what vcruntime_eh returns only names the
+/* The places are the runtime's: what linked_runtime returns only names the
  * thread's state for the swaps below, which go to the places. */
 static thread_local struct eh_state runtime_named;
 
-static struct eh_state *vcruntime_eh(void)
+static struct eh_state *linked_runtime(void)
 {
 	eh_places.exception = __current_exception();
 	eh_places.context = __current_exception_context();
@@ -2289,9 +2215,7 @@ NOINLINE static void move_to_this_thread(struct schedule *S)
 {
 	uint64_t here = this_thread();
 	for (int i = 0; i < S->cap; i++) {
-		struct coroutine *C = S->co[i];
-		if (C == &no_coroutine)
-			continue;
+		struct coroutine *C = S->co[i]; /* no_coroutine: DEAD */
 		if (C->status == COROUTINE_SUSPEND) {
 			C->status = SUSPENDED_ELSEWHERE;
 			C->thread = S->thread;
