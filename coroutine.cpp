@@ -1404,24 +1404,20 @@ static void note_schedule_closed(void) {}
  * Asyncify (-sASYNCIFY), which rewrites every function that may reach a
  * switch so that it can save its locals and where it stands ("unwind") and
  * later pick up from there ("rewind").  A fiber is then two stacks: its C
- * stack in linear memory (the run stack, for a coroutine), where the
- * locals whose address is taken live, copied at a yield as on every
- * backend; and its wasm frames, unwound into an asyncify area, which a
- * coroutine uses while it owns the run stack.
+ * stack in linear memory (the run stack, for a coroutine), copied at a
+ * yield as on every backend; and its wasm frames, unwound into an asyncify
+ * area, which a coroutine uses while it owns the run stack.
  */
+#if COROUTINE_FIBER
 #ifndef COROUTINE_ASYNCIFY_SIZE
 #define COROUTINE_ASYNCIFY_SIZE (64 * 1024) /* main's and the coroutines' */
 #endif
 #define ASYNCIFY_SIZE ((size_t)(COROUTINE_ASYNCIFY_SIZE))
 
-#if COROUTINE_FIBER
-/*
- * Two things Emscripten's fibers (3.1.6) leave undone, done once per
- * program in the JavaScript that runs the module: main's return value,
- * which the fiber trampoline that rewound main would drop, goes to exit();
- * and an area overflow, which Asyncify stops with "unreachable", is
- * reported first with what to do.
- */
+/* Two things Emscripten's fibers (3.1.6) leave undone, done once in the
+ * JavaScript that runs the module: main's return value, which the fiber
+ * trampoline that rewound main would drop, goes to exit(); and an area
+ * overflow, which Asyncify stops with "unreachable", is reported first. */
 EM_JS(void, fiber_hooks, (size_t area_size), {
 	if (Fibers.coroutineHooks)
 		return;
@@ -1454,14 +1450,10 @@ static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
 	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
 }
 
-/*
- * Hands the asyncify area over to C, or to a coroutine that starts (C
- * NULL), with the run stack.  Every coroutine's fiber unwinds into the
- * schedule's area, and its frames stay there while it owns the run stack:
- * resuming the owner copies nothing.  When the run stack changes hands, the
- * owner's frames go to a buffer of its own, grown like its block, and C's
- * come back.
- */
+/* Hands the asyncify area over to C, or to a coroutine that starts (NULL),
+ * with the run stack.  Every fiber unwinds into the schedule's area, and the
+ * owner's frames stay there: resuming it copies nothing.  When the run stack
+ * changes hands, the owner's go to a buffer of its own, and C's come back. */
 static void hand_over_frames(struct schedule *S, struct coroutine *C)
 {
 	struct coroutine *owner = S->owner;
@@ -1488,13 +1480,11 @@ static void note_main_stack(struct schedule *S)
 	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
 }
 
-/*
- * The asyncify areas, the coroutines' then main's, and main's fiber, in
- * the lowest bytes of the guard: Asyncify writes a switch's frames first
- * and checks the area's end after, so an area that overflows must
- * overwrite nothing that the report of the overflow reads.
- */
-static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
+/* The asyncify areas, the coroutines' then main's, in the lowest bytes of
+ * the guard: Asyncify writes a switch's frames first and checks the area's
+ * end after, so an area that overflows must overwrite nothing that the
+ * report of the overflow reads. */
+static_assert(2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
 	      "the asyncify areas must leave most of the guard free");
 
 static void make_frames(struct schedule *S)
@@ -1544,13 +1534,10 @@ static void run_coroutine_ucontext(uint32_t low, uint32_t high)
 	finish_coroutine(S);
 }
 
-/*
- * glibc's makecontext on x86 puts words above its entry's return address
- * (uc_link and padding; on i386 the arguments too), which no coroutine
- * reads again: given a stack that ends TOP_ROOM bytes above the run stack's
- * top, they lie there, out of every slice.  Whether the entry's return
- * address, where makecontext put it, is below the top, as it must be.
- */
+/* glibc's makecontext on x86 puts words above its entry's return address
+ * (uc_link, padding; on i386 the arguments), which no coroutine reads again:
+ * given a stack that ends TOP_ROOM bytes above the top, they lie out of
+ * every slice.  Whether the entry's return address is below the top. */
 static int entry_below_top(const struct schedule *S, const context *ctx)
 {
 #if TOP_ROOM > 0 && defined(__x86_64__)
@@ -1749,13 +1736,10 @@ static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 
-/*
- * ASan keeps a shadow of every stack and must be told when the stack
- * pointer moves to another stack (the "fiber switch" calls), or it takes
- * the run stack for a wild overflow of the main stack.  A coroutine's C
- * is NULL at its first entry (no bookkeeping yet) and once it has finished
- * (its bookkeeping can go).
- */
+/* ASan must be told when the stack pointer moves to another stack (the
+ * "fiber switch" calls), or it takes the run stack for a wild overflow of
+ * the main stack.  C is NULL at a coroutine's first entry (no bookkeeping
+ * yet) and once it has finished (its bookkeeping can go). */
 static void asan_leave_main(struct schedule *S)
 {
 	__sanitizer_start_switch_fiber(&S->main_fake_stack, S->stack, STACK_SIZE);
@@ -1776,12 +1760,10 @@ static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
 	__sanitizer_start_switch_fiber(C ? &C->fake_stack : NULL, S->main_bottom, S->main_size);
 }
 
-/*
- * detect_stack_use_after_return keeps locals in a "fake stack" per fiber,
+/* detect_stack_use_after_return keeps locals in a "fake stack" per fiber,
  * freed when the fiber leaves its stack for good.  A coroutine closed while
- * suspended never does, so its fake stack is freed as if it did: an
- * announced switch to its fiber and away for good, with no real switch.
- */
+ * suspended never does, so it is made to, by announced switches to its
+ * fiber and away for good, with no real switch. */
 NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C)
 {
 	void *main_fake_stack;
@@ -1804,13 +1786,10 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 	return (char *)((bottom >> scale) + offset);
 }
 
-/*
- * The shadow of the live slice (the redzones around the locals of frames
+/* The shadow of the live slice (the redzones around the locals of frames
  * that have not returned) is saved and put back with its bytes, so that
- * ASan still sees an overflow of a local that lived across a yield.  It
- * has a buffer of its own, grown like the slice (malloc knows its size).
- * The shadow itself is memory ASan does not let checked code touch.
- */
+ * ASan still sees an overflow of a local that lived across a yield.  The
+ * shadow is memory ASan does not let checked code touch. */
 NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
 {
 	size_t n;
@@ -1875,12 +1854,9 @@ static void memcheck_forget_run_stack(struct schedule *) {}
 #define VALGRIND_FORGET_SCHEDULE(S) ((void)0)
 #endif
 
-/*
- * The bytes on the run stack belong to a coroutine that is not coming back
- * to them.  ASan may still hold the poison of its frames (its functions
- * never returned), and memcheck may hold them as inaccessible (popped
- * frames): both would report the next occupant's correct accesses.
- */
+/* The bytes on the run stack belong to a coroutine that is not coming back
+ * to them: ASan may hold the poison of its frames, memcheck may hold popped
+ * frames as inaccessible, and both would report the next occupant. */
 static void forget_run_stack(struct schedule *S)
 {
 #if COROUTINE_ASAN
@@ -1903,14 +1879,11 @@ static void tools_forget_schedule(struct schedule *S)
  * The runtime keeps the exceptions being handled per thread, so main and
  * each coroutine need their own, or a coroutine that yields inside a catch
  * handler rethrows whatever the next one caught.  It changes hands at every
- * switch: main's waits in the schedule while a coroutine runs, a suspended
- * coroutine's in struct coroutine (in its frame it would cost every slice
- * more bytes than the field).  The library links into a C program with no
- * runtime, which may get one later with a library it loads: while there is
- * none, a spare of the thread's own is swapped, and the runtimes that
- * arrive are taken up on the slow paths (take_up_runtimes).  A process may
- * hold two runtimes (libstdc++ and libc++abi, each with its own state):
- * the first is swapped on the fast path, the others on resume_the_long_way.
+ * switch: main's waits in the schedule, a suspended coroutine's in struct
+ * coroutine.  A C program may have no runtime until a library it loads
+ * brings one: until then a spare of the thread's own is swapped.  Of two
+ * runtimes (libstdc++ and libc++abi, each with its own state), the first is
+ * swapped on the fast path, the other on resume_the_long_way.
  */
 
 /* The runtimes as this thread last found them, and its spare state. */
@@ -1930,15 +1903,13 @@ static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
 }
 #else
 /*
- * Microsoft's runtime (vcruntime, which every program built with its
- * compiler links) keeps three per-thread values, each found by a function:
- * the exception being handled and its CPU context (what `throw;`
- * rethrows), and the count of exceptions thrown and not yet caught.  And
- * each running catch handler links a record (in its frame) into a
- * per-thread chain, searched from its head when a handler ends: a handler
- * that yields would leave a record where another coroutine's bytes will
- * lie.  So the chain's head is swapped too, through the two functions that
- * link and unlink a record (see chain_head).
+ * Microsoft's runtime (vcruntime) keeps three per-thread values, each found
+ * by a function: the exception being handled and its CPU context (what
+ * `throw;` rethrows), and the count of exceptions not yet caught.  And each
+ * running catch handler links a record in its frame into a per-thread
+ * chain, searched from its head when a handler ends: a handler that yields
+ * would leave a record where another coroutine's bytes will lie.  So the
+ * chain's head is swapped too (see chain_head).
  */
 struct frame_info {
 	void *exception_object;
@@ -1970,11 +1941,9 @@ static struct eh_state *linked_runtime(void)
 	return &runtime_named;
 }
 
-/*
- * Makes head the head of the thread's chain of handler records, and
- * returns the one it replaces: a record linked in reads the head (into
- * its next), and unlinked, being the head, leaves its next as the head.
- */
+/* Makes head the head of the thread's chain of handler records, and returns
+ * the one it replaces: a record linked in reads the head (into its next),
+ * and unlinked, being the head, leaves its next as the head. */
 static struct frame_info *chain_head(struct frame_info *head)
 {
 	struct frame_info record;
@@ -2017,18 +1986,6 @@ static void add_runtime(struct runtimes *found, eh_globals_func get)
 	found->get[found->n++] = get;
 }
 
-/* The runtimes in the process, as this thread last found them: looked for
- * again when modules were loaded or unloaded since.  modules_changed is
- * asked at the first look too, which it then counts as the last. */
-static const struct runtimes *runtimes_found(void)
-{
-	if (modules_changed() || thread_runtimes.n < 0) {
-		thread_runtimes.n = 0;
-		find_runtimes(&thread_runtimes);
-	}
-	return &thread_runtimes;
-}
-
 /* The runtimes a schedule keeps after its first, with each coroutine's
  * state in them: saved[id * (MAX_RUNTIMES - 1) + k], for cap slots. */
 struct more_runtimes {
@@ -2068,28 +2025,29 @@ static int keep_runtime(struct schedule *S, eh_globals_func get)
 }
 
 /*
- * Makes S keep every runtime its thread finds; 0 when out of memory.  Only
- * from main with no coroutine of S running, when it is consistent: a
- * runtime that S did not keep has held main's state and no coroutine's of
- * S apart from main's, so main's goes on there, and each coroutine's
- * starts empty.  Exceptions caught in between, in the code that brought
- * the runtime, are not kept apart.
+ * Makes S keep every runtime its thread finds (looked for again when
+ * modules were loaded or unloaded since it last looked); 0 when out of
+ * memory.  Only from main with no coroutine of S running: a runtime that S
+ * did not keep has held main's state, which goes on there, and each
+ * coroutine's starts empty.  Exceptions caught in between, in the code that
+ * brought the runtime, are not kept apart.
  */
 static int take_up_runtimes(struct schedule *S)
 {
-	const struct runtimes *found = runtimes_found();
+	struct runtimes *found = &thread_runtimes;
+	if (modules_changed() || found->n < 0) {
+		found->n = 0;
+		find_runtimes(found);
+	}
 	for (int i = 0; i < found->n; i++)
 		if (!keep_runtime(S, found->get[i]))
 			return 0;
 	return 1;
 }
 
-/*
- * A runtime that arrived while S kept none is taken up when a coroutine
- * starts, the first moment its own state matters (looking is a call into
- * the C library: see README's Performance).  Returns 1 when S now keeps
- * more than one runtime: the resume must then take the long way.
- */
+/* A runtime that arrived while S kept none is taken up when a coroutine
+ * starts, the first moment its own state matters.  Returns 1 when S now
+ * keeps more than one: the resume must then take the long way. */
 static int take_up_late_runtime(struct schedule *S)
 {
 	if (S->eh_runtime != NULL)
@@ -2099,12 +2057,9 @@ static int take_up_late_runtime(struct schedule *S)
 	return S->more != NULL;
 }
 
-/*
- * At a resume, main's state goes into the schedule and C's, saved at its
+/* At a resume, main's state goes into the schedule and C's, saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
- * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is never NULL: the swaps need no test.
- */
+ * its own and puts main's back.  S->eh is never NULL: the swaps need no test. */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
 	save_thread_eh(S->eh, &S->main_eh);
@@ -2117,8 +2072,7 @@ static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 	load_thread_eh(S->eh, &S->main_eh);
 }
 
-/* When it finishes (a separate function: a test for that in
- * give_back_eh_state would cost every yield). */
+/* When it finishes, it only puts main's back. */
 static void drop_eh_state(struct schedule *S)
 {
 	load_thread_eh(S->eh, &S->main_eh);
@@ -2138,11 +2092,9 @@ static void make_room_for_more(struct schedule *S, struct more_runtimes *m)
 	m->cap = S->cap;
 }
 
-/*
- * The runtimes after the first change hands around the whole resume, on
- * main's side: main's state waits in this frame (on main's stack, which is
- * never copied), the coroutine's in m->saved while it is suspended.
- */
+/* The runtimes after the first change hands around the whole resume, on
+ * main's side: main's state waits in this frame (on main's stack, never
+ * copied), the coroutine's in m->saved while it is suspended. */
 NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
 {
 	static const struct eh_state none = {};
@@ -2186,11 +2138,10 @@ static void free_more_runtimes(struct schedule *S)
 
 /*
  * A thread is named by a number no other thread of the process ever gets,
- * given at its first use (0 until then): a thread created after another
- * has ended may get the same addresses for its thread-locals, so an
- * address would not do.  The counter is the one variable the threads
- * share; aligned to its size, which i386's ABI does not promise a uint64_t
- * (see atomic_increment).
+ * given at its first use (0 until then): a later thread may get an ended
+ * one's addresses for its thread-locals, so an address would not do.  The
+ * counter, the one variable the threads share, is aligned to its size,
+ * which i386's ABI does not promise a uint64_t (see atomic_increment).
  */
 alignas(8) static uint64_t threads_numbered;
 
@@ -2204,12 +2155,10 @@ static uint64_t this_thread(void)
 /*
  * Compilers keep the address of thread-local data across a call (errno's
  * __errno_location is a const function), so a coroutine suspended on one
- * thread and resumed on another would go on using the first thread's.
- * Such a resume is refused: a schedule belongs to one thread at a time,
- * whose number S->thread is, and the coroutines suspended there are
- * COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
- * the coroutines suspended on the old thread become SUSPENDED_ELSEWHERE,
- * marked with it, and those marked with this one are theirs again.
+ * thread must not resume on another.  A schedule belongs to one thread at a
+ * time (S->thread); resumed on another, it moves there: the coroutines
+ * suspended on the old thread become SUSPENDED_ELSEWHERE, marked with it,
+ * and those marked with this one are COROUTINE_SUSPEND again.
  */
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
