@@ -67,9 +67,8 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 
 /* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
  *
- * gcc and clang (clang-cl too) take the GNU spellings; cl.exe, and clang with
- * -DCOROUTINE_MICROSOFT_SPELLINGS=1 to test them, Microsoft's.  Nothing
- * outside this block asks which compiler it is.
+ * gcc and clang (clang-cl too) take GNU's; cl.exe, and clang given
+ * -DCOROUTINE_MICROSOFT_SPELLINGS=1, Microsoft's.  Nothing else asks which.
  *
  *   NOINLINE, ALWAYS_INLINE  a frame of its own / none, even at -O0
  *   PRINTF_CHECK(f, a)   argument f is a printf format for those from a
@@ -294,11 +293,7 @@ typedef struct eh_state *(*eh_globals_func)(void);
 
 /* ---- The two structures ------------------------------------------------ */
 
-/* What a coroutine runs, needed until it starts. */
-struct entry {
-	coroutine_func func;
-	void *ud;
-};
+struct entry { coroutine_func func; void *ud; }; /* what a coroutine runs */
 
 /* Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
  * their slices.  So the slice follows it in the same malloc block (see
@@ -565,14 +560,12 @@ struct schedule *coroutine_open(void)
 /* ---- Creating a coroutine ------------------------------------------------------ */
 
 /*
- * A shallow slice, at most SHALLOW_SLICE bytes, as much as a yield a few
- * calls deep saves, is copied by a run of block moves rather than memcpy,
- * by functions that need no stack frame (save_shallow_stack,
- * take_run_stack_quickly).  A new coroutine's block has room for NEW_ROOM
- * bytes of slice, so that most yields need no realloc, and C->room says
- * how much of a shallow slice it holds, so that a yield need not ask malloc.
- * None with ucontext, whose slices are larger and switches slower, nor
- * under ASan, whose shadow only save_stack saves.
+ * A shallow slice, at most SHALLOW_SLICE bytes (a yield a few calls deep),
+ * is copied by block moves in functions that need no stack frame
+ * (save_shallow_stack, take_run_stack_quickly).  A new block has room for
+ * NEW_ROOM bytes of slice, so that most yields need no realloc.  None with
+ * ucontext, whose slices are larger and switches slower, nor under ASan,
+ * whose shadow only save_stack saves.
  */
 #if !COROUTINE_ASM
 #define SHALLOW_SLICE 0
@@ -638,14 +631,12 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 
 /* ---- Resuming: starting, and putting a slice back -------------------------------- */
 
-/*
- * Every coroutine starts here, on the top of the run stack, and ends by
+/* Every coroutine starts here, on the top of the run stack, and ends by
  * calling its function, which the compiler makes a jump: the function's
  * frame starts where this one did, and no frame of the library's is in any
  * slice.  (The caller keeps S for finish_coroutine in a callee-saved
  * register.)  The second argument is unused: on i386, where arguments are
- * on the stack, only a function given as many can jump to its callee.
- */
+ * on the stack, only a function given as many can jump to its callee. */
 static void run_coroutine(struct schedule *S, void *unused)
 {
 	(void)unused;
@@ -654,12 +645,10 @@ static void run_coroutine(struct schedule *S, void *unused)
 	C->start.func(S, C->start.ud);
 }
 
-/*
- * The coroutine's function has returned: it goes, with its slot, and leaves
+/* The coroutine's function has returned: it goes, with its slot, and leaves
  * the run stack for good through the switch (never by returning).  Out of
  * line: inlined into its caller, whose frame is in every slice with
- * ucontext, its registers would be that frame's too.
- */
+ * ucontext, its registers would be that frame's too. */
 NOINLINE static void finish_coroutine(struct schedule *S)
 {
 	drop_eh_state(S);
@@ -998,12 +987,10 @@ static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
 	return clear;
 }
 
-/*
- * The first empty slot at or after slot i, or cap when there is none.  Up
+/* The first empty slot at or after slot i, or cap when there is none.  Up
  * the tree until a word has a clear bit at or after the bit we stand on
  * (each step up skips the rest of a full word), then down along the first
- * clear bits: a few steps, whatever the slots in use.
- */
+ * clear bits: a few steps, whatever the slots in use. */
 static size_t next_free_slot(const struct schedule *S, size_t i)
 {
 	size_t cap = (size_t)S->cap;
@@ -1036,13 +1023,11 @@ static int first_free_slot(const struct schedule *S)
 	return (int)id;
 }
 
-/*
- * Puts C in the empty slot id.  At level 0 of the tree a bit per slot, set
+/* Puts C in the empty slot id.  At level 0 of the tree a bit per slot, set
  * while the slot is in use; at each level above, a bit per word of the
  * level below, set while all its 64 bits are: a bit that fills its word
  * fills a bit of the level above.  Beside the tree, for coroutine_next,
- * nonempty_words has a bit per word of level 0, set while the word is not 0.
- */
+ * nonempty_words has a bit per word of level 0, set while the word is not 0. */
 static void take_slot(struct schedule *S, int id, struct coroutine *C)
 {
 	S->co[id] = C;
@@ -2024,14 +2009,12 @@ static int keep_runtime(struct schedule *S, eh_globals_func get)
 	return 1;
 }
 
-/*
- * Makes S keep every runtime its thread finds (looked for again when
+/* Makes S keep every runtime its thread finds (looked for again when
  * modules were loaded or unloaded since it last looked); 0 when out of
  * memory.  Only from main with no coroutine of S running: a runtime that S
  * did not keep has held main's state, which goes on there, and each
  * coroutine's starts empty.  Exceptions caught in between, in the code that
- * brought the runtime, are not kept apart.
- */
+ * brought the runtime, are not kept apart. */
 static int take_up_runtimes(struct schedule *S)
 {
 	struct runtimes *found = &thread_runtimes;
@@ -2136,13 +2119,11 @@ static void free_more_runtimes(struct schedule *S)
 
 /* ---- Threads ----------------------------------------------------------------------- */
 
-/*
- * A thread is named by a number no other thread of the process ever gets,
+/* A thread is named by a number no other thread of the process ever gets,
  * given at its first use (0 until then): a later thread may get an ended
  * one's addresses for its thread-locals, so an address would not do.  The
  * counter, the one variable the threads share, is aligned to its size,
- * which i386's ABI does not promise a uint64_t (see atomic_increment).
- */
+ * which i386's ABI does not promise a uint64_t (see atomic_increment). */
 alignas(8) static uint64_t threads_numbered;
 
 static uint64_t this_thread(void)
@@ -2152,14 +2133,12 @@ static uint64_t this_thread(void)
 	return thread_number;
 }
 
-/*
- * Compilers keep the address of thread-local data across a call (errno's
+/* Compilers keep the address of thread-local data across a call (errno's
  * __errno_location is a const function), so a coroutine suspended on one
  * thread must not resume on another.  A schedule belongs to one thread at a
  * time (S->thread); resumed on another, it moves there: the coroutines
  * suspended on the old thread become SUSPENDED_ELSEWHERE, marked with it,
- * and those marked with this one are COROUTINE_SUSPEND again.
- */
+ * and those marked with this one are COROUTINE_SUSPEND again. */
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
 	uint64_t here = this_thread();
