@@ -362,7 +362,7 @@ struct schedule {
 #endif
 #if COROUTINE_VALGRIND
 	unsigned valgrind_stack_id;
-	int memcheck;                /* whether memcheck watches: see memcheck_watches */
+	int memcheck;                /* whether memcheck watches: see tools_register_run_stack */
 #endif
 };
 
@@ -410,15 +410,11 @@ static ALWAYS_INLINE void load_mxcsr(const context *) {}
  * getcontext and setcontext, not intercepted, switches with no frame, and
  * the flag (off the run stack) tells getcontext's two returns apart. */
 static thread_local volatile int asan_switching;
-#define SWITCH_CONTEXT(from, to) do {           \
-		asan_switching = 1;             \
-		save_mxcsr(from);               \
-		load_mxcsr(to);                 \
-		getcontext(from);               \
-		if (asan_switching) {           \
-			asan_switching = 0;     \
-			setcontext(to);         \
-		}                               \
+#define SWITCH_CONTEXT(from, to) do {                                   \
+		asan_switching = 1;                                     \
+		save_mxcsr(from), load_mxcsr(to), getcontext(from);     \
+		if (asan_switching)                                     \
+			asan_switching = 0, setcontext(to);             \
 	} while (0)
 #endif
 #endif
@@ -437,15 +433,13 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
 /* The platforms: len bytes whose lowest guard bytes fault at any touch (or
- * NULL), given back; a schedule opened or closed, so that nothing the
- * library registers with the system outlives the last one. */
+ * NULL); the schedules open, so that no registration outlives the last. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static void note_schedule_opened(void);
 static void note_schedule_closed(void);
-/* The switch: C started on the top of the run stack (run_coroutine(S,
- * NULL), then finish_coroutine(S)), main saved in S->main; and
- * WebAssembly's own frames, which move with the run stack. */
+/* The switch: C started on the top of the run stack, main saved in S->main;
+ * and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
 static void make_frames(struct schedule *S);
 static void hand_over_frames(struct schedule *S, struct coroutine *C);
@@ -460,8 +454,7 @@ static void copy_stack(char *to, const char *from, size_t n);
 static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
 /* AddressSanitizer and valgrind, told of the run stack (1: one watches it)
- * and of every move of the stack pointer onto it and off it (C NULL: the
- * coroutine starts, or has finished). */
+ * and of every move onto it and off it (C NULL: starts, or has finished). */
 static int tools_register_run_stack(struct schedule *S);
 static void tools_forget_schedule(struct schedule *S);
 static void asan_leave_main(struct schedule *S);
@@ -473,10 +466,8 @@ static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
 static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
 static void forget_run_stack(struct schedule *S);
-/* The C++ exception state, which changes hands at the switches (dropped
- * when the coroutine has finished); the runtimes, looked for when a
- * schedule opens and when a coroutine starts while it keeps none (1: it
- * keeps several now). */
+/* The C++ exception state, which changes hands at the switches; the
+ * runtimes, looked for at open and at a start (1: it keeps several now). */
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
 static void drop_eh_state(struct schedule *S);
@@ -886,12 +877,6 @@ int coroutine_next(struct schedule *S, int id)
 
 /* ---- Closing a schedule --------------------------------------------------------- */
 
-static void unmap_run_stack(struct schedule *S)
-{
-	tools_forget_schedule(S);
-	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
-}
-
 /* Frees every coroutine, suspended ones too, without running them on: the
  * destructors of their C++ locals never run. */
 void coroutine_close(struct schedule *S)
@@ -909,7 +894,8 @@ void coroutine_close(struct schedule *S)
 	}
 	free_slots(S);
 	free_more_runtimes(S);
-	unmap_run_stack(S);
+	tools_forget_schedule(S);
+	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 	free(S);
 	note_schedule_closed();
 }
