@@ -95,25 +95,12 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #define WEAK __attribute__((weak))
 #define KEEP_IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
 #define UNREACHABLE() __builtin_unreachable()
-
-static ALWAYS_INLINE int trailing_zeros(uint64_t x)
-{
-	return __builtin_ctzll(x);
-}
-
+static ALWAYS_INLINE int trailing_zeros(uint64_t x) { return __builtin_ctzll(x); }
 /* An empty asm that may have changed p: the compiler must take its word. */
-static ALWAYS_INLINE char *launder(char *p)
-{
-	__asm__("" : "+r"(p));
-	return p;
-}
-
+static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
 /* Inline on every target for a variable aligned to its size: no libatomic.
  * Relaxed: only the numbers must differ. */
-static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
-{
-	return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
-}
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
 #elif defined(_MSC_VER)
 #include <intrin.h>
 #define NOINLINE __declspec(noinline)
@@ -124,27 +111,12 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
 /* No weak references: nothing uses one (see EH_MSVC_ABI). */
 #define KEEP_IN_REGISTERS(a, b) ((void)0)
 #define UNREACHABLE() __assume(0)
-
-static ALWAYS_INLINE int trailing_zeros(uint64_t x)
-{
-	unsigned long index;
-	_BitScanForward64(&index, x);
-	return (int)index;
-}
-
+static ALWAYS_INLINE int trailing_zeros(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
 /* A volatile's value is whatever its last read finds: the compiler must
  * store p and load it back.  (_ReadWriteBarrier orders memory, not a value
  * kept in a register.) */
-static ALWAYS_INLINE char *launder(char *p)
-{
-	char *volatile opaque = p;
-	return opaque;
-}
-
-static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
-{
-	return (uint64_t)_InterlockedIncrement64((volatile __int64 *)n);
-}
+static ALWAYS_INLINE char *launder(char *p) { char *volatile opaque = p; return opaque; }
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_InterlockedIncrement64((volatile __int64 *)n); }
 #else
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif
@@ -385,15 +357,8 @@ struct schedule {
 #if defined(__i386__) && defined(__SSE__)
 /* The switch never touches MXCSR, so loading *to's just before the switch
  * is the same as the switch loading it. */
-static ALWAYS_INLINE void save_mxcsr(context *ctx)
-{
-	__asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr));
-}
-
-static ALWAYS_INLINE void load_mxcsr(const context *ctx)
-{
-	__asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr));
-}
+static ALWAYS_INLINE void save_mxcsr(context *ctx) { __asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr)); }
+static ALWAYS_INLINE void load_mxcsr(const context *ctx) { __asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr)); }
 #else
 /* Elsewhere swapcontext switches all of the floating-point environment. */
 static ALWAYS_INLINE void save_mxcsr(context *) {}
