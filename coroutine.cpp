@@ -237,10 +237,9 @@ struct coroutine_context : ucontext_t {
 #define COROUTINE_FIBER 0
 #endif
 
-/* A thread's exceptions being handled, as its C++ runtime keeps them, which
- * the switches swap (see "The C++ exception state").  The Itanium C++ ABI's
- * (libstdc++, libc++abi), as __cxa_get_globals() returns it: the caught
- * exceptions (what `throw;` rethrows) and the count of uncaught ones. */
+/* A thread's exceptions being handled, which the switches swap (see "The C++
+ * exception state").  The Itanium C++ ABI's, as __cxa_get_globals() returns
+ * it: the caught ones (what `throw;` rethrows) and the count of uncaught. */
 #if !EH_MSVC_ABI
 struct eh_state {
 	void *caught;
@@ -385,10 +384,7 @@ static thread_local volatile int asan_switching;
 #endif
 
 /* ---- What the machinery supplies ---------------------------------------
- *
- * The story calls these; each is defined in the section of the machinery
- * that the comment above it names.
- */
+ * The story calls these; each is defined in the section its comment names. */
 /* The slots: a doubling array, beside a tree of bitmaps of those in use. */
 static int resize_slots(struct schedule *S, size_t cap); /* the new ones empty; 0: out of memory */
 static void free_slots(struct schedule *S);
@@ -515,14 +511,12 @@ struct schedule *coroutine_open(void)
 
 /* ---- Creating a coroutine ------------------------------------------------------ */
 
-/*
- * A shallow slice, at most SHALLOW_SLICE bytes (a yield a few calls deep),
+/* A shallow slice, at most SHALLOW_SLICE bytes (a yield a few calls deep),
  * is copied by block moves in functions that need no stack frame
  * (save_shallow_stack, take_run_stack_quickly).  A new block has room for
  * NEW_ROOM bytes of slice, so that most yields need no realloc.  None with
  * ucontext, whose slices are larger and switches slower, nor under ASan,
- * whose shadow only save_stack saves.
- */
+ * whose shadow only save_stack saves. */
 #if !COROUTINE_ASM
 #define SHALLOW_SLICE 0
 #define NEW_ROOM 0
@@ -590,9 +584,8 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 /* Every coroutine starts here, on the top of the run stack, and ends by
  * calling its function, which the compiler makes a jump: the function's
  * frame starts where this one did, and no frame of the library's is in any
- * slice.  (The caller keeps S for finish_coroutine in a callee-saved
- * register.)  The second argument is unused: on i386, where arguments are
- * on the stack, only a function given as many can jump to its callee. */
+ * slice.  The second argument is unused: on i386, where arguments are on
+ * the stack, only a function given as many can jump to its callee. */
 static void run_coroutine(struct schedule *S, void *unused)
 {
 	(void)unused;
@@ -741,10 +734,9 @@ NOINLINE NO_ASAN static char *slice_start(void)
 	return slice_bottom(&dummy);
 }
 
-/* Saves the yielding coroutine's slice [bottom, top), bottom as slice_start
- * said.  It returns &C->ctx, where the switch saves the registers, so that
- * only S lives across the call in coroutine_yield (whose frame is in every
- * slice). */
+/* Saves the yielding coroutine's slice [bottom, top).  It returns &C->ctx,
+ * where the switch saves the registers, so that only S lives across the call
+ * in coroutine_yield, whose frame is in every slice. */
 NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 {
 	struct coroutine *C = S->owner;
@@ -1027,8 +1019,7 @@ static size_t first_set_bit(const uint64_t *bits, size_t n, size_t i)
 }
 
 /* The first slot in use at or after slot i: in i's own word of used[0],
- * else in the next word that nonempty_words says is not 0 (a walk over a
- * million slots reads 256 of its words). */
+ * else in the next word that nonempty_words says is not 0. */
 static int next_used_slot(const struct schedule *S, size_t i)
 {
 	uint64_t set = S->used[0][i / 64] & ~UINT64_C(0) << i % 64;
@@ -1041,11 +1032,7 @@ static int next_used_slot(const struct schedule *S, size_t i)
 	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
 }
 
-/* ---- The platforms: mapping the run stack ------------------------------------------
- *
- * The bytes a malloc'd block holds; map_guarded and unmap_guarded for
- * Windows, WebAssembly and POSIX.
- */
+/* ---- The platforms: mapping the run stack ------------------------------------------ */
 #if defined(__APPLE__)
 #include <malloc/malloc.h>
 #else
@@ -1135,11 +1122,10 @@ static void unmap_guarded(char *base, size_t len)
 
 /* ---- The platforms: finding the C++ runtimes ---------------------------------------
  *
- * find_runtimes adds each runtime in the process, as its function that
- * returns a thread's state in it, and modules_changed says whether modules
- * were loaded or unloaded since the calling thread last asked.  A runtime
- * that a library brings later (dlopen, LoadLibrary) is found on ELF, Apple
- * and MinGW, by its file name; elsewhere only a runtime linked in is.
+ * find_runtimes adds each runtime in the process; modules_changed says
+ * whether modules were loaded or unloaded since the calling thread last
+ * asked.  A runtime that a library brings later (dlopen, LoadLibrary) is
+ * found by its file name on ELF, Apple and MinGW; elsewhere none comes later.
  */
 #define MAX_RUNTIMES 3
 struct runtimes {
@@ -1166,15 +1152,13 @@ static struct eh_state *linked_runtime(void)
 #endif
 
 #if defined(_WIN32) && !EH_MSVC_ABI
-/*
- * Windows keeps no count of the DLLs loaded: ntdll is asked to call
+/* Windows keeps no count of the DLLs loaded: ntdll is asked to call
  * count_dll_load at each load and unload.  That callback is code of the
  * module the library is in, which an engine may free and load again, so it
  * is registered only from the process's first coroutine_open to its last
  * coroutine_close: a plugin that closes its schedules before it is freed
  * leaves nothing behind.  Loads while none is open go uncounted, so
- * registering counts one more.  Where ntdll cannot be asked, every call looks.
- */
+ * registering counts one more.  Where ntdll cannot be asked, every call looks. */
 static SRWLOCK schedules_lock = SRWLOCK_INIT;
 static long open_schedules;         /* under schedules_lock */
 static void *registration;          /* its cookie, or NULL: under schedules_lock */
@@ -1336,13 +1320,12 @@ static void note_schedule_closed(void) {}
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
  *
- * Wasm code cannot reach its own call stack, so the switch rests on
- * Asyncify (-sASYNCIFY), which rewrites every function that may reach a
- * switch so that it can save its locals and where it stands ("unwind") and
- * later pick up from there ("rewind").  A fiber is then two stacks: its C
- * stack in linear memory (the run stack, for a coroutine), copied at a
- * yield as on every backend; and its wasm frames, unwound into an asyncify
- * area, which a coroutine uses while it owns the run stack.
+ * Wasm code cannot reach its own call stack: Asyncify (-sASYNCIFY) rewrites
+ * every function that may reach a switch so that it can save its locals and
+ * where it stands ("unwind") and later go on from there ("rewind").  A fiber
+ * is then two stacks: its C stack in linear memory (the run stack, copied at
+ * a yield as on every backend), and its wasm frames, unwound into an
+ * asyncify area, which a coroutine uses while it owns the run stack.
  */
 #if COROUTINE_FIBER
 #ifndef COROUTINE_ASYNCIFY_SIZE
@@ -1762,10 +1745,9 @@ static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
 static void asan_free_shadow(struct coroutine *) {}
 #endif
 
-/* Whether a tool watches the run stack, and forget_run_stack has someone
- * to tell.  Memcheck is asked once per schedule, since a request costs a
- * dozen instructions even when nothing answers: GET_VBITS returns 1 for
- * success, 0 for no valgrind or another tool (callgrind). */
+/* Whether a tool watches the run stack (forget_run_stack has someone to
+ * tell), asked once: a request costs even when nothing answers.  GET_VBITS
+ * returns 1 under memcheck, 0 under no valgrind or another tool (callgrind). */
 #if COROUTINE_VALGRIND
 static int tools_register_run_stack(struct schedule *S)
 {
@@ -1815,11 +1797,10 @@ static void tools_forget_schedule(struct schedule *S)
  * The runtime keeps the exceptions being handled per thread, so main and
  * each coroutine need their own, or a coroutine that yields inside a catch
  * handler rethrows whatever the next one caught.  It changes hands at every
- * switch: main's waits in the schedule, a suspended coroutine's in struct
- * coroutine.  A C program may have no runtime until a library it loads
- * brings one: until then a spare of the thread's own is swapped.  Of two
- * runtimes (libstdc++ and libc++abi, each with its own state), the first is
- * swapped on the fast path, the other on resume_the_long_way.
+ * switch.  A C program may have no runtime until a library brings one:
+ * until then a spare of the thread's own is swapped.  Of two runtimes
+ * (libstdc++ and libc++abi), the first is swapped on the fast path, the
+ * other on resume_the_long_way.
  */
 
 /* The runtimes as this thread last found them, and its spare state. */
@@ -1838,15 +1819,13 @@ static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
 	*thread = *from;
 }
 #else
-/*
- * Microsoft's runtime (vcruntime) keeps three per-thread values, each found
+/* Microsoft's runtime (vcruntime) keeps three per-thread values, each found
  * by a function: the exception being handled and its CPU context (what
  * `throw;` rethrows), and the count of exceptions not yet caught.  And each
  * running catch handler links a record in its frame into a per-thread
  * chain, searched from its head when a handler ends: a handler that yields
  * would leave a record where another coroutine's bytes will lie.  So the
- * chain's head is swapped too (see chain_head).
- */
+ * chain's head is swapped too (see chain_head). */
 struct frame_info {
 	void *exception_object;
 	struct frame_info *next;
@@ -1960,12 +1939,10 @@ static int keep_runtime(struct schedule *S, eh_globals_func get)
 	return 1;
 }
 
-/* Makes S keep every runtime its thread finds (looked for again when
- * modules were loaded or unloaded since it last looked); 0 when out of
- * memory.  Only from main with no coroutine of S running: a runtime that S
- * did not keep has held main's state, which goes on there, and each
- * coroutine's starts empty.  Exceptions caught in between, in the code that
- * brought the runtime, are not kept apart. */
+/* Makes S keep every runtime its thread finds (looked for again when modules
+ * came or went since it last looked); 0 when out of memory.  Only from main
+ * with no coroutine of S running: a runtime that S did not keep has held
+ * main's state, which goes on there, and each coroutine's starts empty. */
 static int take_up_runtimes(struct schedule *S)
 {
 	struct runtimes *found = &thread_runtimes;
@@ -2072,9 +2049,8 @@ static void free_more_runtimes(struct schedule *S)
 
 /* A thread is named by a number no other thread of the process ever gets,
  * given at its first use (0 until then): a later thread may get an ended
- * one's addresses for its thread-locals, so an address would not do.  The
- * counter, the one variable the threads share, is aligned to its size,
- * which i386's ABI does not promise a uint64_t (see atomic_increment). */
+ * one's addresses for its thread-locals.  The counter is aligned to its
+ * size, which i386's ABI does not promise a uint64_t (see atomic_increment). */
 alignas(8) static uint64_t threads_numbered;
 
 static uint64_t this_thread(void)
