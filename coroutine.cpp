@@ -794,12 +794,13 @@ NOINLINE void coroutine_yield(struct schedule *S)
 /* ---- Asking about coroutines ---------------------------------------------------- */
 
 /* The running coroutine is S->running: its own status says SUSPEND, what
- * it is whenever it does not run, so that no switch has to change it.  An
- * empty slot's no_coroutine says DEAD, and its size is 0. */
+ * it is whenever it does not run, so that no switch has to change it. */
 int coroutine_status(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_status");
 	check_id(S, id, "coroutine_status");
+	if (S->co[id] == &no_coroutine)
+		return COROUTINE_DEAD;
 	if (id == S->running)
 		return COROUTINE_RUNNING;
 	int status = S->co[id]->status;
@@ -817,7 +818,7 @@ long coroutine_stack_size(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_stack_size");
 	check_id(S, id, "coroutine_stack_size");
-	return (long)S->co[id]->size;
+	return (long)S->co[id]->size; /* no_coroutine's is 0 */
 }
 
 /* An addition to the original API: see coroutine.h. */
