@@ -83,7 +83,11 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
 #define NOINLINE __attribute__((noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
-#define PRINTF_CHECK(f, a) __attribute__((format(PRINTF_FORMAT, f, a)))
+#if defined(__MINGW_PRINTF_FORMAT) /* MinGW's C99 printf, which __USE_MINGW_ANSI_STDIO chose */
+#define PRINTF_CHECK(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#else
+#define PRINTF_CHECK(f, a) __attribute__((format(printf, f, a)))
+#endif
 #define NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
 #if defined(__ELF__) && defined(__PIC__) && !defined(__PIE__)
 /* A shared library's thread_local is then no call to __tls_get_addr.  (In
@@ -124,13 +128,6 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_
 #define EH_MSVC_ABI 1 /* Microsoft's C++ runtime: cl.exe, clang-cl, clang for *-windows-msvc */
 #else
 #define EH_MSVC_ABI 0
-#endif
-/* The printf that fail's format is checked against: MinGW's C99 one where
- * __USE_MINGW_ANSI_STDIO selected it. */
-#if defined(__MINGW_PRINTF_FORMAT)
-#define PRINTF_FORMAT __MINGW_PRINTF_FORMAT
-#else
-#define PRINTF_FORMAT printf
 #endif
 
 /* ---- The types the structures need ---------------------------------------- */
@@ -193,9 +190,7 @@ typedef struct coroutine_context context;
 #else
 #error "COROUTINE_ASM=1 supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build without it to use ucontext"
 #endif
-struct coroutine_context {
-	void *word[CONTEXT_WORDS];
-};
+struct coroutine_context { void *word[CONTEXT_WORDS]; };
 extern "C" {
 void coroutine_switch_context(context *from, const context *to);
 /* Saves the caller in *from, then calls entry(S, NULL) on a fresh stack
@@ -216,9 +211,7 @@ void coroutine_start_context(context *from, char *top, coroutine_func entry, voi
 #include <emscripten.h>
 #include <emscripten/fiber.h>
 #include <emscripten/stack.h>
-struct coroutine_context {
-	emscripten_fiber_t fiber;
-};
+struct coroutine_context { emscripten_fiber_t fiber; };
 #else
 #if defined(__linux__) && !defined(__GLIBC__)
 /* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
