@@ -377,7 +377,9 @@ static thread_local volatile int asan_switching;
 #endif
 
 /* ---- What the machinery supplies ---------------------------------------
- * The story calls these; each is defined in the section its comment names. */
+ *
+ * The story calls these; each is defined in the section its comment names.
+ */
 /* The slots: a doubling array, beside a tree of bitmaps of those in use. */
 static int resize_slots(struct schedule *S, size_t cap); /* the new ones empty; 0: out of memory */
 static void free_slots(struct schedule *S);
@@ -387,7 +389,7 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
 /* The platforms: len bytes whose lowest guard bytes fault at any touch (or
- * NULL); the schedules open, so that no registration outlives the last. */
+ * NULL); the schedules counted, so that no registration outlives the last. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static void note_schedule_opened(void);
