@@ -10,16 +10,13 @@
  * one stack plus the bytes each one really uses.
  *
  * The file reads in that order: the sizes and the compiler's spellings; the
- * types the two structures need, then the structures; then the story, in
- * the order a user meets it (open, new, resume, yield, status, running,
- * next, close); then the machinery it calls, a section per concern (the
- * slots, the platforms, the context switch, the sanitizers, the C++
- * exception state, threads).  A reader who stops after the story has seen
- * the whole library; a porter reads one section of the machinery.
+ * two structures and the types they need; the story, in the order a user
+ * meets it (open, new, resume, yield, status, running, next, close); then
+ * the machinery it calls, a section per concern.  A reader who stops after
+ * the story has seen the whole library; a porter reads one section.
  *
- * The context switch itself is swapcontext(3) by default, the small
- * assembly routine in asm_switch.S when built with -DCOROUTINE_ASM=1, and
- * Emscripten's fibers on WebAssembly.
+ * The switch is swapcontext(3) by default, the assembly in asm_switch.S
+ * with -DCOROUTINE_ASM=1, and Emscripten's fibers on WebAssembly.
  */
 
 /* Before any system header, since they read them (see the platforms). */
@@ -47,17 +44,13 @@
 #define STACK_SIZE COROUTINE_STACK_SIZE
 #define DEFAULT_COROUTINE 16
 
-/*
- * Below the run stack lies an inaccessible guard region: a coroutine that
- * runs off the end dies of SIGSEGV instead of writing over its neighbours.
- * A frame touches only some of its bytes, so it stops every frame of up to
- * the run stack's size plus the guard's; 1 MiB is Linux's own stack guard
- * gap.  In size_t: near INT_MAX the sum does not fit in an int.
- */
+/* Below the run stack, an inaccessible guard: a coroutine that runs off the
+ * end dies of SIGSEGV instead of writing over its neighbours (1 MiB, as
+ * Linux's own stack guard gap; size_t, as the sum may not fit in an int). */
 #define GUARD_SIZE ((size_t)1024 * 1024)
-/* Mapped in whole pages: 64 KiB, the largest page size of the targets;
- * with TOP_ROOM bytes above the top for what glibc's makecontext puts above
- * its entry's frame on x86 (ucontext backend: see start_coroutine). */
+/* Mapped in whole pages of 64 KiB, the targets' largest, with TOP_ROOM bytes
+ * above the top for what glibc's makecontext puts there on x86 (see
+ * entry_below_top). */
 #if !COROUTINE_ASM && !defined(__EMSCRIPTEN__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
 #define TOP_ROOM 16
 #else
@@ -68,34 +61,33 @@
 
 static_assert(STACK_SIZE % 16 == 0, "COROUTINE_STACK_SIZE must be a multiple of 16");
 static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16 KiB");
-/* The real bound: a slice's size is kept in an unsigned int (struct
- * coroutine) and reported as an int. */
+/* The real bound: a slice's size is kept in an unsigned, printed as an int. */
 static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
 /* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
  *
- * gcc and clang (clang-cl too) take the GNU spellings; cl.exe takes
- * Microsoft's, and so does clang with -DCOROUTINE_MICROSOFT_SPELLINGS=1,
- * so that they are compiled and run where cl.exe is not.  Nothing outside
- * this block asks which compiler it is.
+ * gcc and clang (clang-cl too) take GNU's; cl.exe, and clang given
+ * -DCOROUTINE_MICROSOFT_SPELLINGS=1, Microsoft's.  Nothing else asks which.
  *
  *   NOINLINE, ALWAYS_INLINE  a frame of its own / none, even at -O0
  *   PRINTF_CHECK(f, a)   argument f is a printf format for those from a
  *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
  *   INITIAL_EXEC         a thread_local found without a call (ELF only)
  *   WEAK                 a reference that may stay unresolved (NULL)
- *   KEEP_IN_REGISTERS(a, b)  the values are opaque to the optimizer
+ *   KEEP_IN_REGISTERS(a, b), launder(p)  values the optimizer cannot see into
  *   UNREACHABLE()        never reached: the optimizer may count on it
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
- *   launder(p)           p, through a path the optimizer cannot see into
  *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
- *   EH_MSVC_ABI          the C++ runtime is Microsoft's, not Itanium's
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
 #define NOINLINE __attribute__((noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
-#define PRINTF_CHECK(f, a) __attribute__((format(PRINTF_FORMAT, f, a)))
+#if defined(__MINGW_PRINTF_FORMAT) /* MinGW's C99 printf, which __USE_MINGW_ANSI_STDIO chose */
+#define PRINTF_CHECK(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#else
+#define PRINTF_CHECK(f, a) __attribute__((format(printf, f, a)))
+#endif
 #define NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
 #if defined(__ELF__) && defined(__PIC__) && !defined(__PIE__)
 /* A shared library's thread_local is then no call to __tls_get_addr.  (In
@@ -107,25 +99,12 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #define WEAK __attribute__((weak))
 #define KEEP_IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
 #define UNREACHABLE() __builtin_unreachable()
-
-static ALWAYS_INLINE int trailing_zeros(uint64_t x)
-{
-	return __builtin_ctzll(x);
-}
-
+static ALWAYS_INLINE int trailing_zeros(uint64_t x) { return __builtin_ctzll(x); }
 /* An empty asm that may have changed p: the compiler must take its word. */
-static ALWAYS_INLINE char *launder(char *p)
-{
-	__asm__("" : "+r"(p));
-	return p;
-}
-
+static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
 /* Inline on every target for a variable aligned to its size: no libatomic.
  * Relaxed: only the numbers must differ. */
-static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
-{
-	return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
-}
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
 #elif defined(_MSC_VER)
 #include <intrin.h>
 #define NOINLINE __declspec(noinline)
@@ -136,41 +115,19 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
 /* No weak references: nothing uses one (see EH_MSVC_ABI). */
 #define KEEP_IN_REGISTERS(a, b) ((void)0)
 #define UNREACHABLE() __assume(0)
-
-static ALWAYS_INLINE int trailing_zeros(uint64_t x)
-{
-	unsigned long index;
-	_BitScanForward64(&index, x);
-	return (int)index;
-}
-
+static ALWAYS_INLINE int trailing_zeros(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
 /* A volatile's value is whatever its last read finds: the compiler must
  * store p and load it back.  (_ReadWriteBarrier orders memory, not a value
  * kept in a register.) */
-static ALWAYS_INLINE char *launder(char *p)
-{
-	char *volatile opaque = p;
-	return opaque;
-}
-
-static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n)
-{
-	return (uint64_t)_InterlockedIncrement64((volatile __int64 *)n);
-}
+static ALWAYS_INLINE char *launder(char *p) { char *volatile opaque = p; return opaque; }
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_InterlockedIncrement64((volatile __int64 *)n); }
 #else
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif
 #if defined(_MSC_VER)
-#define EH_MSVC_ABI 1 /* cl.exe, clang-cl, clang for *-windows-msvc */
+#define EH_MSVC_ABI 1 /* Microsoft's C++ runtime: cl.exe, clang-cl, clang for *-windows-msvc */
 #else
 #define EH_MSVC_ABI 0
-#endif
-/* The printf that fail's format is checked against: MinGW's C99 one where
- * __USE_MINGW_ANSI_STDIO selected it. */
-#if defined(__MINGW_PRINTF_FORMAT)
-#define PRINTF_FORMAT __MINGW_PRINTF_FORMAT
-#else
-#define PRINTF_FORMAT printf
 #endif
 
 /* ---- The types the structures need ---------------------------------------- */
@@ -233,17 +190,13 @@ typedef struct coroutine_context context;
 #else
 #error "COROUTINE_ASM=1 supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build without it to use ucontext"
 #endif
-struct coroutine_context {
-	void *word[CONTEXT_WORDS];
-};
+struct coroutine_context { void *word[CONTEXT_WORDS]; };
 extern "C" {
 void coroutine_switch_context(context *from, const context *to);
 /* Saves the caller in *from, then calls entry(S, NULL) on a fresh stack
  * below top, and finish(S) when entry returns.  On Windows, whose thread
- * block records a stack's bounds, it takes the lowest addresses of the run
- * stack and of its mapping too; elsewhere no more than the argument
- * registers hold (System V's six: a start that leaves one on the stack
- * comes back markedly slower). */
+ * block records a stack's bounds, also the lowest addresses of the run
+ * stack and of its mapping; elsewhere all arguments go in registers. */
 #if defined(_WIN32)
 void coroutine_start_context(context *from, char *top, coroutine_func entry, void (*finish)(struct schedule *),
 			     struct schedule *S, char *bottom, char *reservation);
@@ -258,9 +211,7 @@ void coroutine_start_context(context *from, char *top, coroutine_func entry, voi
 #include <emscripten.h>
 #include <emscripten/fiber.h>
 #include <emscripten/stack.h>
-struct coroutine_context {
-	emscripten_fiber_t fiber;
-};
+struct coroutine_context { emscripten_fiber_t fiber; };
 #else
 #if defined(__linux__) && !defined(__GLIBC__)
 /* musl (and any Linux C library but glibc) has no getcontext/swapcontext. */
@@ -279,13 +230,9 @@ struct coroutine_context : ucontext_t {
 #define COROUTINE_FIBER 0
 #endif
 
-/*
- * The C++ runtime keeps the exceptions being handled per thread; main and
- * each coroutine need their own, which the switches swap (see "The C++
- * exception state").  This is what is swapped.  The Itanium C++ ABI's
- * (libstdc++, libc++abi): what __cxa_get_globals() returns, the caught
- * exceptions (what `throw;` rethrows) and the count of uncaught ones.
- */
+/* A thread's exceptions being handled, which the switches swap (see "The C++
+ * exception state").  The Itanium C++ ABI's, as __cxa_get_globals() returns
+ * it: the caught ones (what `throw;` rethrows) and the count of uncaught. */
 #if !EH_MSVC_ABI
 struct eh_state {
 	void *caught;
@@ -310,19 +257,12 @@ typedef struct eh_state *(*eh_globals_func)(void);
 
 /* ---- The two structures ------------------------------------------------ */
 
-/* What a coroutine runs, needed until it starts. */
-struct entry {
-	coroutine_func func;
-	void *ud;
-};
+struct entry { coroutine_func func; void *ud; }; /* what a coroutine runs */
 
-/*
- * Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
- * their slices.  So the slice follows the struct in the same malloc block
- * (see saved_slice), its capacity is malloc's to know (buffer_capacity),
- * the size 32 bits, and what a coroutine needs until it starts shares
- * its room with what it needs once it has run.
- */
+/* Its size matters: 100,000 suspended coroutines cost 100,000 of these plus
+ * their slices.  So the slice follows it in the same malloc block (see
+ * saved_slice), malloc knows the block's size (buffer_capacity), the slice's
+ * is 32 bits, and what it needs until it starts shares room with the rest. */
 struct coroutine {
 	context ctx;     /* first: a switch's argument is C itself, no offset added */
 	union {
@@ -386,7 +326,7 @@ struct schedule {
 #endif
 #if COROUTINE_VALGRIND
 	unsigned valgrind_stack_id;
-	int memcheck;                /* whether memcheck watches: see memcheck_watches */
+	int memcheck;                /* whether memcheck watches: see tools_register_run_stack */
 #endif
 };
 
@@ -409,55 +349,39 @@ struct schedule {
 #if defined(__i386__) && defined(__SSE__)
 /* The switch never touches MXCSR, so loading *to's just before the switch
  * is the same as the switch loading it. */
-static ALWAYS_INLINE void save_mxcsr(context *ctx)
-{
-	__asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr));
-}
-
-static ALWAYS_INLINE void load_mxcsr(const context *ctx)
-{
-	__asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr));
-}
+static ALWAYS_INLINE void save_mxcsr(context *ctx) { __asm__ volatile("stmxcsr %0" : "=m"(ctx->mxcsr)); }
+static ALWAYS_INLINE void load_mxcsr(const context *ctx) { __asm__ volatile("ldmxcsr %0" : : "m"(ctx->mxcsr)); }
 #else
 /* Elsewhere swapcontext switches all of the floating-point environment. */
 static ALWAYS_INLINE void save_mxcsr(context *) {}
 static ALWAYS_INLINE void load_mxcsr(const context *) {}
 #endif
-#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
 /* setcontext only restores, where swapcontext would first save the whole
- * FP environment (a tenth of the cost of a coroutine's life). */
+ * FP environment. */
 #define LEAVE_CONTEXT(S, to) ((void)(S), load_mxcsr(to), setcontext(to))
-#if COROUTINE_ASAN
-/*
- * ASan intercepts swapcontext, and the interceptor's frame lies below the
- * slice saved a moment before: lost when the next coroutine runs.
- * getcontext and setcontext are not intercepted: their pair does the same
- * switch with no frame of its own, and the flag (off the run stack) tells
- * getcontext's first return, which goes on to switch, from its second.
- */
+#if !COROUTINE_ASAN
+#define SWITCH_CONTEXT(from, to) (save_mxcsr(from), load_mxcsr(to), swapcontext(from, to))
+#else
+/* ASan intercepts swapcontext, and the interceptor's frame lies below the
+ * slice saved a moment before: lost when the next coroutine runs.  The pair
+ * getcontext and setcontext, not intercepted, switches with no frame, and
+ * the flag (off the run stack) tells getcontext's two returns apart. */
 static thread_local volatile int asan_switching;
-#undef SWITCH_CONTEXT
-#define SWITCH_CONTEXT(from, to) do {           \
-		asan_switching = 1;             \
-		save_mxcsr(from);               \
-		load_mxcsr(to);                 \
-		getcontext(from);               \
-		if (asan_switching) {           \
-			asan_switching = 0;     \
-			setcontext(to);         \
-		}                               \
+#define SWITCH_CONTEXT(from, to) do {                                   \
+		asan_switching = 1;                                     \
+		save_mxcsr(from), load_mxcsr(to), getcontext(from);     \
+		if (asan_switching)                                     \
+			asan_switching = 0, setcontext(to);             \
 	} while (0)
 #endif
 #endif
 
 /* ---- What the machinery supplies ---------------------------------------
  *
- * The story calls these; each is defined in the section of the machinery
- * that the comment above it names.
- *
- * The slots: a doubling array, beside a tree of bitmaps of those in use.
+ * The story calls these; each is defined in the section its comment names.
  */
-static int make_slots(struct schedule *S);               /* 16 empty ones; 0 when out of memory */
+/* The slots: a doubling array, beside a tree of bitmaps of those in use. */
+static int resize_slots(struct schedule *S, size_t cap); /* the new ones empty; 0: out of memory */
 static void free_slots(struct schedule *S);
 static int first_free_slot(const struct schedule *S);    /* the original's scan from nco; nco < cap */
 NOINLINE static int grow_slots(struct schedule *S);      /* doubles them: the first new id, or -1 */
@@ -465,36 +389,29 @@ static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
 /* The platforms: len bytes whose lowest guard bytes fault at any touch (or
- * NULL), given back; the bytes a malloc'd block holds. */
+ * NULL); the schedules counted, so that no registration outlives the last. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
-static size_t buffer_capacity(void *block);
-/* A schedule opened or closed: nothing the library registers with the
- * system outlives the last schedule (see modules_changed on Windows). */
 static void note_schedule_opened(void);
 static void note_schedule_closed(void);
-/* The switch: C started on the top of the run stack (run_coroutine(S,
- * NULL), then finish_coroutine(S)), main saved in S->main; and
- * WebAssembly's own frames, which move with the run stack. */
+/* The switch: C started on the top of the run stack, main saved in S->main;
+ * and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
 static void make_frames(struct schedule *S);
 static void hand_over_frames(struct schedule *S, struct coroutine *C);
 static void note_main_stack(struct schedule *S);
-/* Slices in their blocks, and copied so that the sanitizers accept it; the
+/* Slices in their blocks, copied so that the sanitizers accept it; the
  * quick paths of a shallow one, with no stack frame (NULL: not shallow). */
 static char *slice_bottom(char *dummy); /* where the live slice of dummy's function ends */
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown */
-static char *saved_slice(struct coroutine *C);
-static int is_shallow(size_t size); /* at most SHALLOW_SLICE bytes, and no ASan */
 static unsigned char shallow_room(size_t room); /* C->room, for room bytes of block */
 static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
 static void copy_stack(char *to, const char *from, size_t n);
-static void copy_shallow(char *to, const char *from, size_t n); /* 1 to 6 blocks */
 static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
-/* AddressSanitizer and valgrind, told of the run stack and of every move
- * of the stack pointer onto it and off it (C NULL: starts, or finished). */
-static void tools_register_run_stack(struct schedule *S);
+/* AddressSanitizer and valgrind, told of the run stack (1: one watches it)
+ * and of every move onto it and off it (C NULL: starts, or has finished). */
+static int tools_register_run_stack(struct schedule *S);
 static void tools_forget_schedule(struct schedule *S);
 static void asan_leave_main(struct schedule *S);
 static void asan_back_in_main(struct schedule *S);
@@ -504,12 +421,9 @@ static void asan_save_shadow(struct schedule *S, struct coroutine *C);
 static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
 static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
-static int tools_watch_run_stack(const struct schedule *S);
 static void forget_run_stack(struct schedule *S);
-/* The C++ exception state, which changes hands at the switches (dropped
- * when the coroutine has finished); the runtimes, looked for when a
- * schedule opens and at a coroutine's start while it keeps none (1: it
- * keeps several now). */
+/* The C++ exception state, which changes hands at the switches; the
+ * runtimes, looked for at open and at a start (1: it keeps several now). */
 static void take_eh_state(struct schedule *S, const struct eh_state *own);
 static void give_back_eh_state(struct schedule *S, struct coroutine *C);
 static void drop_eh_state(struct schedule *S);
@@ -566,9 +480,8 @@ static int map_run_stack(struct schedule *S)
 	S->stack = base + GUARD_SIZE;
 	S->top = S->stack + STACK_SIZE;
 	make_frames(S);
-	tools_register_run_stack(S);
 	/* Any shallow slice, while no tool watches: see take_run_stack_quickly. */
-	S->quick_put_back = tools_watch_run_stack(S) ? 0 : shallow_room(STACK_SIZE);
+	S->quick_put_back = tools_register_run_stack(S) ? 0 : shallow_room(STACK_SIZE);
 	return 1;
 }
 
@@ -581,7 +494,7 @@ struct schedule *coroutine_open(void)
 	S->thread = S->fast_thread = this_thread();
 	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
 	note_schedule_opened(); /* before take_up_runtimes looks for them */
-	if (!make_slots(S) || !take_up_runtimes(S) || !map_run_stack(S)) {
+	if (!resize_slots(S, DEFAULT_COROUTINE) || !take_up_runtimes(S) || !map_run_stack(S)) {
 		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
@@ -593,25 +506,20 @@ struct schedule *coroutine_open(void)
 
 /* ---- Creating a coroutine ------------------------------------------------------ */
 
-/*
- * A shallow slice, at most SHALLOW_SLICE bytes, as much as a yield a few
- * calls deep saves, is copied by a run of block moves rather than memcpy,
- * by functions that need no stack frame (save_shallow_stack,
- * take_run_stack_quickly).  A new coroutine's block has room for NEW_ROOM
- * bytes of slice, so that most coroutines' yields need no realloc; a block
- * grows (with_room_for) for a slice that does not fit, and C->room says how
- * much of a shallow slice it holds, so that save_shallow_stack copies one
- * without asking malloc how large the block is.  None with ucontext, whose
- * slices are larger and switches slower (see README's Performance).
- */
+/* A shallow slice, at most SHALLOW_SLICE bytes (a yield a few calls deep),
+ * is copied by block moves in functions that need no stack frame
+ * (save_shallow_stack, take_run_stack_quickly).  A new block has room for
+ * NEW_ROOM bytes of slice, so that most yields need no realloc.  None with
+ * ucontext, whose slices are larger and switches slower, nor under ASan,
+ * whose shadow only save_stack saves. */
 #if !COROUTINE_ASM
 #define SHALLOW_SLICE 0
 #define NEW_ROOM 0
 #elif defined(__aarch64__)
-#define SHALLOW_SLICE 96 /* its frames keep the frame pointer and the return address */
+#define SHALLOW_SLICE (COROUTINE_ASAN ? 0 : 96) /* its frames keep fp and lr */
 #define NEW_ROOM 96
 #else
-#define SHALLOW_SLICE 96
+#define SHALLOW_SLICE (COROUTINE_ASAN ? 0 : 96)
 #define NEW_ROOM 64 /* more would cost every coroutine's block 16 bytes per 16 */
 #endif
 /* A deep slice lies up to this many bytes further in (see saved_deep_slice). */
@@ -668,31 +576,11 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 
 /* ---- Resuming: starting, and putting a slice back -------------------------------- */
 
-/*
- * The running coroutine has finished: it goes, and with it its slot.  Its
- * own code does this, on the run stack, on its way out.
- */
-static void delete_running(struct schedule *S)
-{
-	drop_eh_state(S);
-	int id = S->running;
-	delete_coroutine(S->co[id]);
-	empty_slot(S, id);
-	--S->nco;
-	S->owner = NULL;
-	S->running = -1;
-}
-
-/*
- * Every coroutine starts here, on the top of the run stack, and ends by
- * calling its function, which returns to run_coroutine's caller: the
- * compiler jumps to the function, whose frame then starts where this one
- * did, and no frame of the library's is in the coroutine's slices.  (The
- * caller keeps S for finish_coroutine in a register that the coroutine's
- * functions preserve, and the switch saves in the context.)  It takes the
- * function's arguments, the second unused: on i386, where they are on the
- * stack, only a function given as many can jump to it.
- */
+/* Every coroutine starts here, on the top of the run stack, and ends by
+ * calling its function, which the compiler makes a jump: the function's
+ * frame starts where this one did, and no frame of the library's is in any
+ * slice.  The second argument is unused: on i386, where arguments are on
+ * the stack, only a function given as many can jump to its callee. */
 static void run_coroutine(struct schedule *S, void *unused)
 {
 	(void)unused;
@@ -701,26 +589,27 @@ static void run_coroutine(struct schedule *S, void *unused)
 	C->start.func(S, C->start.ud);
 }
 
-/*
- * The coroutine's function has returned: it goes, and leaves for good
- * through the switch (never by returning).  Out of line: inlined into its
- * caller, whose frame is in every slice with ucontext, its registers would
- * be that frame's too.
- */
+/* The coroutine's function has returned: it goes, with its slot, and leaves
+ * the run stack for good through the switch (never by returning).  Out of
+ * line: inlined into its caller, whose frame is in every slice with
+ * ucontext, its registers would be that frame's too. */
 NOINLINE static void finish_coroutine(struct schedule *S)
 {
-	delete_running(S);
+	drop_eh_state(S);
+	int id = S->running;
+	delete_coroutine(S->co[id]);
+	empty_slot(S, id);
+	--S->nco;
+	S->owner = NULL;
+	S->running = -1;
 	asan_leave_coroutine(S, NULL);
 	LEAVE_CONTEXT(S, &S->main);
 }
 
-/*
- * Continues the owner of the run stack, a suspended coroutine, until it
- * yields or finishes.  It ends with the switch, and so do its callers: the
- * compiler jumps to the switch, whose saved resume address is then the one
- * in coroutine_resume's caller, where a yield or a finish comes straight
- * back, with no return whose prediction would be wrong.
- */
+/* Continues the owner of the run stack, a suspended coroutine, until it
+ * yields or finishes.  It ends with the switch, as do its callers, so the
+ * saved resume address is in coroutine_resume's caller: a yield comes
+ * straight back there, with no return whose prediction would be wrong. */
 static void continue_owner(struct schedule *S)
 {
 	struct coroutine *C = S->owner;
@@ -731,32 +620,23 @@ static void continue_owner(struct schedule *S)
 	asan_back_in_main(S);
 }
 
-static void restore_stack(struct schedule *S, struct coroutine *C)
-{
-	char *bottom = S->top - C->size;
-	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
-	asan_restore_shadow(S, C);
-}
-
-/*
- * Hands the run stack over to suspended C, and continues it: the bytes of
- * the stack's last occupant are forgotten, and C's own put back.  Out of
- * line: most resumes resume the coroutine already there.
- */
+/* Hands the run stack over to suspended C, and continues it: the bytes of
+ * the last occupant are forgotten, C's put back.  Out of line: most resumes
+ * resume the coroutine already there. */
 NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
-	restore_stack(S, C);
+	char *bottom = S->top - C->size;
+	copy_stack(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
+	asan_restore_shadow(S, C);
 	hand_over_frames(S, C);
 	S->owner = C;
 	continue_owner(S);
 }
 
-/*
- * Starts C, which has never run, or refuses to resume it: it is suspended
- * on another thread (see move_to_this_thread); or, for an empty slot, does
- * nothing, as the original.  Out of line: a coroutine starts once.
- */
+/* Starts C, which has never run; refuses one suspended on another thread
+ * (see move_to_this_thread); or, for an empty slot, does nothing, as the
+ * original.  Out of line: a coroutine starts once. */
 NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, int id)
 {
 	if (C == &no_coroutine) /* an empty slot: nothing to resume */
@@ -781,11 +661,9 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	asan_back_in_main(S);
 }
 
-/*
- * The resume of a schedule off its fast path: on another thread than its
- * own, where it moves (see move_to_this_thread), or keeping more than one
- * C++ runtime.  Out of line, and the resume made again from the top.
- */
+/* The resume of a schedule off its fast path: on another thread than its
+ * own, where it moves, or keeping more than one C++ runtime.  Out of line,
+ * and the resume made again from the top. */
 NOINLINE static void resume_the_long_way(struct schedule *S, int id)
 {
 	if (S->thread != this_thread())
@@ -822,10 +700,8 @@ void coroutine_resume(struct schedule *S, int id)
 		return;
 	}
 	S->running = id;
-	/*
-	 * If C was the last to run on the run stack, its bytes are still there,
-	 * exactly as it saved them: copying them back would change nothing.
-	 */
+	/* If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing. */
 	if (S->owner != C)
 		take_run_stack_quickly(S, C);
 	else
@@ -840,13 +716,12 @@ void coroutine_resume(struct schedule *S, int id)
 
 /*
  * The dummy trick.  dummy is a local of this function, so its address lies
- * below every frame of the coroutine that called coroutine_yield:
- * [&dummy, top) is the whole of the coroutine's live stack, and copying it
- * saves the coroutine.  Never inlined, or dummy would sit inside its
- * caller's frame, and the part of that frame below it would not be saved.
- * It calls nothing, so it needs no stack frame: dummy lies just below
- * coroutine_yield's stack pointer, and the slice holds nothing of it (a
- * function that went on to copy would have a frame around dummy).
+ * below every frame of the coroutine that called coroutine_yield: [&dummy,
+ * top) is the coroutine's whole live stack, and copying it saves the
+ * coroutine.  Never inlined, or dummy would sit inside its caller's frame,
+ * whose part below it would not be saved.  It calls nothing, so it needs no
+ * frame: dummy lies just below coroutine_yield's stack pointer, and the
+ * slice holds nothing of this function.
  */
 NOINLINE NO_ASAN static char *slice_start(void)
 {
@@ -854,12 +729,9 @@ NOINLINE NO_ASAN static char *slice_start(void)
 	return slice_bottom(&dummy);
 }
 
-/*
- * Saves the yielding coroutine's slice [bottom, top), bottom as slice_start
- * said.  It returns &C->ctx, where the switch saves the registers, so that
- * only S lives across the call in coroutine_yield, whose frame is in every
- * slice.
- */
+/* Saves the yielding coroutine's slice [bottom, top).  It returns &C->ctx,
+ * where the switch saves the registers, so that only S lives across the call
+ * in coroutine_yield, whose frame is in every slice. */
 NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 {
 	struct coroutine *C = S->owner;
@@ -889,14 +761,13 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
- * starts in a call below this frame, so this frame (its saved registers,
- * return address, canary, spills) is inside it wherever the compiler put
- * them.  Between the save and the switch this function only computes
- * arguments and writes to the heap; after the switch it only returns.  The
- * switch's own return address, written after the save, is not in the copy:
- * that is why the resume address lives in the context, never only on the
- * run stack.  Not inlined (link-time optimisation included), or the
- * caller's code after the switch could depend on stores made after the save.
+ * starts in a call below this frame, so this frame (saved registers, return
+ * address, canary, spills) is inside it wherever the compiler put them.
+ * Between the save and the switch this function only computes arguments and
+ * writes to the heap; after the switch it only returns.  The switch's return
+ * address, written after the save, is not in the copy: hence the resume
+ * address lives in the context.  Never inlined (LTO included), or the
+ * caller's code after the switch could depend on stores after the save.
  */
 NOINLINE void coroutine_yield(struct schedule *S)
 {
@@ -942,9 +813,7 @@ long coroutine_stack_size(struct schedule *S, int id)
 {
 	check_schedule(S, "coroutine_stack_size");
 	check_id(S, id, "coroutine_stack_size");
-	if (S->co[id] == &no_coroutine)
-		return 0;
-	return (long)S->co[id]->size;
+	return (long)S->co[id]->size; /* no_coroutine's is 0 */
 }
 
 /* An addition to the original API: see coroutine.h. */
@@ -960,12 +829,6 @@ int coroutine_next(struct schedule *S, int id)
 }
 
 /* ---- Closing a schedule --------------------------------------------------------- */
-
-static void unmap_run_stack(struct schedule *S)
-{
-	tools_forget_schedule(S);
-	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
-}
 
 /* Frees every coroutine, suspended ones too, without running them on: the
  * destructors of their C++ locals never run. */
@@ -984,7 +847,8 @@ void coroutine_close(struct schedule *S)
 	}
 	free_slots(S);
 	free_more_runtimes(S);
-	unmap_run_stack(S);
+	tools_forget_schedule(S);
+	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 	free(S);
 	note_schedule_closed();
 }
@@ -1008,22 +872,6 @@ static size_t level_bits(size_t cap, int k)
 	return bits;
 }
 
-static int make_slots(struct schedule *S)
-{
-	S->co = (struct coroutine **)malloc(DEFAULT_COROUTINE * sizeof *S->co);
-	int ok = S->co != NULL;
-	for (int i = 0; ok && i < DEFAULT_COROUTINE; i++)
-		S->co[i] = &no_coroutine;
-	for (int k = 0; k < SLOT_LEVELS; k++) {
-		S->used[k] = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, k)), sizeof *S->used[k]);
-		ok = ok && S->used[k] != NULL;
-	}
-	S->nonempty_words = (uint64_t *)calloc(bitmap_words(level_bits(DEFAULT_COROUTINE, 1)), sizeof *S->nonempty_words);
-	ok = ok && S->nonempty_words != NULL;
-	S->cap = ok ? DEFAULT_COROUTINE : 0;
-	return ok;
-}
-
 static void free_slots(struct schedule *S)
 {
 	free(S->co);
@@ -1043,26 +891,30 @@ static int grow_bitmap(uint64_t **bits, size_t old_n, size_t n)
 	return 1;
 }
 
-/* Doubles the slot array; the first new slot is the new id, or -1.  The
- * schedule stays as it was when an allocation fails. */
-NOINLINE static int grow_slots(struct schedule *S)
+/* Makes cap slots, the new ones empty; 0 when an allocation fails, and the
+ * schedule keeps its S->cap slots. */
+static int resize_slots(struct schedule *S, size_t cap)
 {
-	if (S->cap > INT_MAX / 2)
-		return -1;
-	size_t cap = (size_t)S->cap;
-	struct coroutine **co = (struct coroutine **)realloc(S->co, 2 * cap * sizeof *co);
+	size_t old = (size_t)S->cap;
+	struct coroutine **co = (struct coroutine **)realloc(S->co, cap * sizeof *co);
 	if (co == NULL)
-		return -1;
+		return 0;
 	S->co = co;
 	for (int k = 0; k < SLOT_LEVELS; k++)
-		if (!grow_bitmap(&S->used[k], level_bits(cap, k), level_bits(2 * cap, k)))
-			return -1;
-	if (!grow_bitmap(&S->nonempty_words, level_bits(cap, 1), level_bits(2 * cap, 1)))
-		return -1;
-	for (size_t i = cap; i < 2 * cap; i++)
+		if (!grow_bitmap(&S->used[k], level_bits(old, k), level_bits(cap, k)))
+			return 0;
+	if (!grow_bitmap(&S->nonempty_words, level_bits(old, 1), level_bits(cap, 1)))
+		return 0;
+	for (size_t i = old; i < cap; i++)
 		co[i] = &no_coroutine;
-	S->cap *= 2;
-	return (int)cap;
+	S->cap = (int)cap;
+	return 1;
+}
+
+NOINLINE static int grow_slots(struct schedule *S)
+{
+	int id = S->cap;
+	return id <= INT_MAX / 2 && resize_slots(S, 2 * (size_t)id) ? id : -1;
 }
 
 /* The clear bits of word w of a bitmap of n bits. */
@@ -1074,12 +926,10 @@ static uint64_t clear_bits(const uint64_t *bits, size_t n, size_t w)
 	return clear;
 }
 
-/*
- * The first empty slot at or after slot i, or cap when there is none.  Up
+/* The first empty slot at or after slot i, or cap when there is none.  Up
  * the tree until a word has a clear bit at or after the bit we stand on
  * (each step up skips the rest of a full word), then down along the first
- * clear bits: a few steps, whatever the slots in use.
- */
+ * clear bits: a few steps, whatever the slots in use. */
 static size_t next_free_slot(const struct schedule *S, size_t i)
 {
 	size_t cap = (size_t)S->cap;
@@ -1112,13 +962,11 @@ static int first_free_slot(const struct schedule *S)
 	return (int)id;
 }
 
-/*
- * Puts C in the empty slot id.  At level 0 of the tree a bit per slot, set
+/* Puts C in the empty slot id.  At level 0 of the tree a bit per slot, set
  * while the slot is in use; at each level above, a bit per word of the
  * level below, set while all its 64 bits are: a bit that fills its word
  * fills a bit of the level above.  Beside the tree, for coroutine_next,
- * nonempty_words has a bit per word of level 0, set while the word is not 0.
- */
+ * nonempty_words has a bit per word of level 0, set while the word is not 0. */
 static void take_slot(struct schedule *S, int id, struct coroutine *C)
 {
 	S->co[id] = C;
@@ -1167,8 +1015,7 @@ static size_t first_set_bit(const uint64_t *bits, size_t n, size_t i)
 }
 
 /* The first slot in use at or after slot i: in i's own word of used[0],
- * else in the next word that nonempty_words says is not 0 (a walk over a
- * million slots reads 256 of its words). */
+ * else in the next word that nonempty_words says is not 0. */
 static int next_used_slot(const struct schedule *S, size_t i)
 {
 	uint64_t set = S->used[0][i / 64] & ~UINT64_C(0) << i % 64;
@@ -1181,13 +1028,25 @@ static int next_used_slot(const struct schedule *S, size_t i)
 	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
 }
 
-/* ---- The platforms: mapping the run stack ------------------------------------------
- *
- * map_guarded, unmap_guarded and buffer_capacity for Windows, WebAssembly
- * and POSIX.
- */
-#if defined(_WIN32)
+/* ---- The platforms: mapping the run stack ------------------------------------------ */
+#if defined(__APPLE__)
+#include <malloc/malloc.h>
+#else
 #include <malloc.h>
+#endif
+
+static size_t buffer_capacity(void *block)
+{
+#if defined(_WIN32)
+	return _msize(block);
+#elif defined(__APPLE__)
+	return malloc_size(block);
+#else
+	return malloc_usable_size(block);
+#endif
+}
+
+#if defined(_WIN32)
 #define WIN32_LEAN_AND_MEAN /* only the memory functions are needed */
 #include <windows.h>
 
@@ -1210,23 +1069,12 @@ static void unmap_guarded(char *base, size_t len)
 	(void)len; /* MEM_RELEASE frees the whole reservation */
 	VirtualFree(base, 0, MEM_RELEASE);
 }
-
-static size_t buffer_capacity(void *buffer)
-{
-	return _msize(buffer);
-}
-
 #elif defined(__EMSCRIPTEN__)
-#include <malloc.h>
 
-/*
- * WebAssembly has no memory protection: the guard is plain memory of the
- * schedule's own below the run stack, which a coroutine that runs off the
- * end writes over, until it reaches the asyncify areas at the guard's
- * bottom (see make_frames).  What stops it is Emscripten's own check, with
- * -sSTACK_OVERFLOW_CHECK=2: every function compares the stack pointer with
- * the limits that each fiber switch sets to the run stack's.
- */
+/* WebAssembly has no memory protection: the guard is plain memory, which a
+ * coroutine that runs off the end writes over, up to the asyncify areas at
+ * its bottom (see make_frames).  What stops it is -sSTACK_OVERFLOW_CHECK=2:
+ * every function compares the stack pointer with the fiber's limits. */
 static char *map_guarded(size_t guard, size_t len)
 {
 	(void)guard;
@@ -1238,28 +1086,13 @@ static void unmap_guarded(char *base, size_t len)
 	(void)len;
 	free(base);
 }
-
-static size_t buffer_capacity(void *buffer)
-{
-	return malloc_usable_size(buffer);
-}
-
 #else
 #include <sys/mman.h>
-#if defined(__APPLE__)
-#include <malloc/malloc.h>
-#else
-#include <malloc.h>
-#endif
 
-/*
- * All of it is reserved inaccessible first, then the run stack mapped
- * read-write over its part, with MAP_NORESERVE: Linux would otherwise
- * charge the whole run stack against RAM and swap when it is mapped, and
- * refuse one near INT_MAX on a small machine; so it costs only the pages
- * touched (under vm.overcommit_memory=2 the flag is ignored).  Two steps
- * also keep the guard visible to qemu-user.
- */
+/* All of it reserved inaccessible, then the run stack mapped read-write
+ * over its part (two steps keep the guard visible to qemu-user), with
+ * MAP_NORESERVE: Linux would otherwise charge the whole run stack against
+ * RAM and swap, and refuse a large one on a small machine. */
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
 #endif
@@ -1281,26 +1114,14 @@ static void unmap_guarded(char *base, size_t len)
 {
 	munmap(base, len);
 }
-
-static size_t buffer_capacity(void *buffer)
-{
-#if defined(__APPLE__)
-	return malloc_size(buffer);
-#else
-	return malloc_usable_size(buffer);
-#endif
-}
-
 #endif
 
 /* ---- The platforms: finding the C++ runtimes ---------------------------------------
  *
- * find_runtimes adds each runtime in the process, as its function that
- * returns a thread's state in it (see "The C++ exception state"), and
- * modules_changed says whether modules were loaded or unloaded since the
- * calling thread last asked.  A program may load one later with a library
- * (dlopen, LoadLibrary): on ELF, Apple and MinGW it is found in the global
- * scope and by its file name; elsewhere only a runtime linked in is.
+ * find_runtimes adds each runtime in the process; modules_changed says
+ * whether modules were loaded or unloaded since the calling thread last
+ * asked.  A runtime that a library brings later (dlopen, LoadLibrary) is
+ * found by its file name on ELF, Apple and MinGW; elsewhere none comes later.
  */
 #define MAX_RUNTIMES 3
 struct runtimes {
@@ -1309,7 +1130,11 @@ struct runtimes {
 };
 static void add_runtime(struct runtimes *found, eh_globals_func get);
 
-#if !defined(__APPLE__) && !EH_MSVC_ABI
+#if EH_MSVC_ABI
+/* vcruntime, which every program built with Microsoft's ABI links (see
+ * "The C++ exception state"). */
+static struct eh_state *linked_runtime(void);
+#elif !defined(__APPLE__)
 /* A program that catches has a runtime linked in: a weak reference finds
  * it (a static one too, which no lookup at run time sees).  Called
  * directly: MinGW marks the reference weak only for a call.  Not on Apple,
@@ -1323,17 +1148,13 @@ static struct eh_state *linked_runtime(void)
 #endif
 
 #if defined(_WIN32) && !EH_MSVC_ABI
-/*
- * Windows keeps no count of the DLLs loaded: ntdll is asked to call
- * count_dll_load at each load and unload (LdrRegisterDllNotification).
- * That callback is code of whichever module has the library in it, which
- * an engine may free (FreeLibrary) and load again: ntdll must not keep it
- * beyond that module's life.  So it is registered from the process's first
- * coroutine_open to its last coroutine_close, and a plugin that closes its
- * schedules before it is freed leaves nothing behind.  What happens while
- * no schedule is open goes uncounted: registering counts one more, so that
- * every thread looks again.  Where ntdll cannot be asked, every call looks.
- */
+/* Windows keeps no count of the DLLs loaded: ntdll is asked to call
+ * count_dll_load at each load and unload.  That callback is code of the
+ * module the library is in, which an engine may free and load again, so it
+ * is registered only from the process's first coroutine_open to its last
+ * coroutine_close: a plugin that closes its schedules before it is freed
+ * leaves nothing behind.  Loads while none is open go uncounted, so
+ * registering counts one more.  Where ntdll cannot be asked, every call looks. */
 static SRWLOCK schedules_lock = SRWLOCK_INIT;
 static long open_schedules;         /* under schedules_lock */
 static void *registration;          /* its cookie, or NULL: under schedules_lock */
@@ -1355,36 +1176,30 @@ static FARPROC ntdll_function(const char *name)
 	return ntdll ? GetProcAddress(ntdll, name) : NULL;
 }
 
-static void start_counting_dll_loads(void)
-{
-	FARPROC found = ntdll_function("LdrRegisterDllNotification");
-	InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
-	if (found == NULL
-	    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
-		registration = NULL;
-}
-
-static void stop_counting_dll_loads(void)
-{
-	FARPROC found = ntdll_function("LdrUnregisterDllNotification");
-	if (registration != NULL && found != NULL)
-		((unregister_dll_notification)(void (*)(void))found)(registration);
-	registration = NULL;
-}
-
+/* The first schedule opened: DLL loads are counted from now on. */
 static void note_schedule_opened(void)
 {
 	AcquireSRWLockExclusive(&schedules_lock);
-	if (open_schedules++ == 0)
-		start_counting_dll_loads();
+	if (open_schedules++ == 0) {
+		FARPROC found = ntdll_function("LdrRegisterDllNotification");
+		InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
+		if (found == NULL
+		    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
+			registration = NULL;
+	}
 	ReleaseSRWLockExclusive(&schedules_lock);
 }
 
+/* The last schedule closed: ntdll forgets count_dll_load. */
 static void note_schedule_closed(void)
 {
 	AcquireSRWLockExclusive(&schedules_lock);
-	if (--open_schedules == 0)
-		stop_counting_dll_loads();
+	if (--open_schedules == 0 && registration != NULL) {
+		FARPROC found = ntdll_function("LdrUnregisterDllNotification");
+		if (found != NULL)
+			((unregister_dll_notification)(void (*)(void))found)(registration);
+		registration = NULL;
+	}
 	ReleaseSRWLockExclusive(&schedules_lock);
 }
 
@@ -1479,67 +1294,45 @@ static void find_runtimes(struct runtimes *found)
 		add_runtime(found, find_in_runtime(runtime_names[i]));
 }
 #else
-/* vcruntime, which every program built with Microsoft's ABI links, or a
- * runtime linked in: nothing arrives later. */
+/* Microsoft's ABI or WebAssembly: only the runtime linked in, and nothing
+ * arrives later. */
 static int modules_changed(void)
 {
 	return 0;
 }
 
-#if EH_MSVC_ABI
-static struct eh_state *vcruntime_eh(void);
-#endif
-
 static void find_runtimes(struct runtimes *found)
 {
-#if EH_MSVC_ABI
-	add_runtime(found, vcruntime_eh);
-#else
 	add_runtime(found, linked_runtime);
-#endif
 }
 #endif
 
-/*
- * coroutine_open and coroutine_close tell the platform that a schedule
- * opened or closed.  Only Windows, with the Itanium C++ ABI, holds
- * something meanwhile (see modules_changed there); elsewhere the library
- * registers nothing that would outlive the module it is part of.
- */
+/* Only Windows with the Itanium C++ ABI registers something while a
+ * schedule is open (see modules_changed there). */
 #if !defined(_WIN32) || EH_MSVC_ABI
-static void note_schedule_opened(void)
-{
-}
-
-static void note_schedule_closed(void)
-{
-}
+static void note_schedule_opened(void) {}
+static void note_schedule_closed(void) {}
 #endif
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
  *
- * Wasm code cannot reach its own call stack, so the switch rests on
- * Asyncify (-sASYNCIFY), which rewrites every function that may reach a
- * switch so that it can save its locals and where it stands ("unwind") and
- * later pick up from there ("rewind").  A fiber is then two stacks: its C
- * stack in linear memory (the run stack, for a coroutine), where the
- * locals whose address is taken live, copied at a yield as on every
- * backend; and its wasm frames, unwound into an asyncify area, which a
- * coroutine uses while it owns the run stack.
+ * Wasm code cannot reach its own call stack: Asyncify (-sASYNCIFY) rewrites
+ * every function that may reach a switch so that it can save its locals and
+ * where it stands ("unwind") and later go on from there ("rewind").  A fiber
+ * is then two stacks: its C stack in linear memory (the run stack, copied at
+ * a yield as on every backend), and its wasm frames, unwound into an
+ * asyncify area, which a coroutine uses while it owns the run stack.
  */
+#if COROUTINE_FIBER
 #ifndef COROUTINE_ASYNCIFY_SIZE
 #define COROUTINE_ASYNCIFY_SIZE (64 * 1024) /* main's and the coroutines' */
 #endif
 #define ASYNCIFY_SIZE ((size_t)(COROUTINE_ASYNCIFY_SIZE))
 
-#if COROUTINE_FIBER
-/*
- * Two things Emscripten's fibers (3.1.6) leave undone, done once per
- * program in the JavaScript that runs the module: main's return value,
- * which the fiber trampoline that rewound main would drop, goes to exit();
- * and an area overflow, which Asyncify stops with "unreachable", is
- * reported first with what to do.
- */
+/* Two things Emscripten's fibers (3.1.6) leave undone, done once in the
+ * JavaScript that runs the module: main's return value, which the fiber
+ * trampoline that rewound main would drop, goes to exit(); and an area
+ * overflow, which Asyncify stops with "unreachable", is reported first. */
 EM_JS(void, fiber_hooks, (size_t area_size), {
 	if (Fibers.coroutineHooks)
 		return;
@@ -1572,14 +1365,10 @@ static size_t unwound_bytes(const struct schedule *S, const struct coroutine *C)
 	return (size_t)((char *)C->ctx.fiber.asyncify_data.stack_ptr - S->frames);
 }
 
-/*
- * Hands the asyncify area over to C, or to a coroutine that starts (C
- * NULL), with the run stack.  Every coroutine's fiber unwinds into the
- * schedule's area, and its frames stay there while it owns the run stack:
- * resuming the owner copies nothing.  When the run stack changes hands, the
- * owner's frames go to a buffer of its own, grown like its block, and C's
- * come back.
- */
+/* Hands the asyncify area over to C, or to a coroutine that starts (NULL),
+ * with the run stack.  Every fiber unwinds into the schedule's area, and the
+ * owner's frames stay there: resuming it copies nothing.  When the run stack
+ * changes hands, the owner's go to a buffer of its own, and C's come back. */
 static void hand_over_frames(struct schedule *S, struct coroutine *C)
 {
 	struct coroutine *owner = S->owner;
@@ -1606,13 +1395,11 @@ static void note_main_stack(struct schedule *S)
 	S->main.fiber.stack_limit = (void *)emscripten_stack_get_end();
 }
 
-/*
- * The asyncify areas, the coroutines' then main's, and main's fiber, in
- * the lowest bytes of the guard: Asyncify writes a switch's frames first
- * and checks the area's end after, so an area that overflows must
- * overwrite nothing that the report of the overflow reads.
- */
-static_assert(!COROUTINE_FIBER || 2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
+/* The asyncify areas, the coroutines' then main's, in the lowest bytes of
+ * the guard: Asyncify writes a switch's frames first and checks the area's
+ * end after, so an area that overflows must overwrite nothing that the
+ * report of the overflow reads. */
+static_assert(2 * ASYNCIFY_SIZE <= GUARD_SIZE / 2,
 	      "the asyncify areas must leave most of the guard free");
 
 static void make_frames(struct schedule *S)
@@ -1662,13 +1449,10 @@ static void run_coroutine_ucontext(uint32_t low, uint32_t high)
 	finish_coroutine(S);
 }
 
-/*
- * glibc's makecontext on x86 puts words above its entry's return address
- * (uc_link and padding; on i386 the arguments too), which no coroutine
- * reads again: given a stack that ends TOP_ROOM bytes above the run stack's
- * top, they lie there, out of every slice.  Whether the entry's return
- * address, where makecontext put it, is below the top, as it must be.
- */
+/* glibc's makecontext on x86 puts words above its entry's return address
+ * (uc_link, padding; on i386 the arguments), which no coroutine reads again:
+ * given a stack that ends TOP_ROOM bytes above the top, they lie out of
+ * every slice.  Whether the entry's return address is below the top. */
 static int entry_below_top(const struct schedule *S, const context *ctx)
 {
 #if TOP_ROOM > 0 && defined(__x86_64__)
@@ -1710,27 +1494,105 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 /* Slices are whole blocks of this many bytes (see copy_shallow). */
 #define BLOCK 16
 
-/*
- * The bottom of the live slice of the function whose local dummy is.  The
- * bytes from dummy up to its caller's stack pointer (a multiple of
- * CALL_ALIGN) are that function's own frame, dead once it returns: rounded
- * up to CALL_ALIGN, the slice sheds them.  Then down to a whole block.
- * Laundered, so that the compiler cannot trace the bottom back to dummy
- * and assume that only one byte is read.
- */
+/* The bottom of the live slice of the function whose local dummy is: up to
+ * CALL_ALIGN, shedding that function's own frame (dead once it returns),
+ * then down to a whole block.  Laundered, so that the compiler cannot trace
+ * it back to dummy and assume that only one byte is read. */
 static char *slice_bottom(char *dummy)
 {
 	uintptr_t rounded = ((uintptr_t)dummy + CALL_ALIGN - 1) & ~(uintptr_t)(CALL_ALIGN - 1);
 	return launder((char *)(rounded & ~(uintptr_t)(BLOCK - 1)));
 }
 
-/*
- * The yielding coroutine (the owner of the run stack), its block made to
- * hold a slice of size bytes.  realloc may move it: its slot and S->owner
- * follow, and nothing else holds its address across a yield.  The old
- * slice comes along for nothing: the caller overwrites it.  Out of the way
- * of the common case, where the slice fits where it was.
- */
+/* The saved shallow slice: right after the struct, in the coroutine's own block. */
+static char *saved_slice(struct coroutine *C)
+{
+	return (char *)(C + 1);
+}
+
+/* A deep slice lies as far into a 64-byte line as its bottom on the run
+ * stack (less than SLICE_ALIGN bytes further): memcpy then finds both ends
+ * of each copy aligned alike. */
+static char *saved_deep_slice(struct coroutine *C, const char *bottom)
+{
+	char *start = saved_slice(C);
+	return start + (((uintptr_t)bottom - (uintptr_t)start) & (SLICE_ALIGN - 1));
+}
+
+/* Whether a slice of size bytes is shallow: at least a block, at most
+ * SHALLOW_SLICE; and the most of one that a block with room bytes after the
+ * struct holds (C->room). */
+#if SHALLOW_SLICE > 0
+static int is_shallow(size_t size)
+{
+	return size - 1 < SHALLOW_SLICE;
+}
+
+static unsigned char shallow_room(size_t room)
+{
+	static_assert(SHALLOW_SLICE <= UCHAR_MAX, "C->room holds up to SHALLOW_SLICE");
+	return (unsigned char)(room < SHALLOW_SLICE ? room : SHALLOW_SLICE);
+}
+#else
+static int is_shallow(size_t) { return 0; }
+static unsigned char shallow_room(size_t) { return 0; }
+#endif
+
+/* Where C's block holds a slice of size bytes whose bottom on the run stack
+ * is bottom: the same place at the save and at the restore. */
+static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
+{
+	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
+}
+
+/* A block as two 64-bit words, through integer registers: a wider load
+ * across the word stores that just wrote the stack would wait for both to
+ * reach the cache.  The empty asm keeps the compiler from merging them. */
+static ALWAYS_INLINE void copy_block(char *to, const char *from)
+{
+	uint64_t low, high;
+	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
+	memcpy(&low, from, sizeof low);
+	memcpy(&high, from + sizeof low, sizeof high);
+	KEEP_IN_REGISTERS(low, high);
+	memcpy(to, &low, sizeof low);
+	memcpy(to + sizeof low, &high, sizeof high);
+}
+
+/* A shallow slice, 1 to 6 whole blocks, with no loop and no call, so that
+ * its callers need no stack frame: a jump into a run of block copies, the
+ * last ones first (Duff's device, without the loop). */
+static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
+{
+	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
+	switch (n / BLOCK) {
+	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
+	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
+	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
+	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
+	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
+	case 1: copy_block(to, from); break;
+	default: UNREACHABLE(); /* the callers see to it: 1 to 6 blocks */
+	}
+}
+
+/* Any slice.  Under ASan it holds the redzones between locals, so code ASan
+ * does not check copies it; the volatile keeps the compiler from turning the
+ * loop back into a (checked) memcpy. */
+NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
+{
+#if COROUTINE_ASAN
+	const volatile char *src = from;
+	for (size_t i = 0; i < n; i++)
+		to[i] = src[i];
+#else
+	memcpy(to, from, n);
+#endif
+}
+
+/* The yielding coroutine (the owner), its block made to hold a slice of
+ * size bytes: realloc may move it, and its slot and S->owner follow (nothing
+ * else holds its address across a yield).  Out of the common case's way. */
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 {
 	struct coroutine *C = S->owner;
@@ -1747,63 +1609,11 @@ NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 	return C;
 }
 
-/* The saved shallow slice: right after the struct, in the coroutine's own block. */
-static char *saved_slice(struct coroutine *C)
-{
-	return (char *)(C + 1);
-}
-
-/*
- * A deep slice lies a little further in, as far into a 64-byte line as its
- * bottom on the run stack (less than SLICE_ALIGN bytes further): memcpy
- * then finds both ends of each copy aligned alike (see README's
- * Performance for what that is worth).
- */
-static char *saved_deep_slice(struct coroutine *C, const char *bottom)
-{
-	char *start = saved_slice(C);
-	return start + (((uintptr_t)bottom - (uintptr_t)start) & (SLICE_ALIGN - 1));
-}
-
-/* Whether a slice of size bytes is shallow: at least a block, at most
- * SHALLOW_SLICE.  Never under ASan, whose shadow only save_stack saves. */
-static int is_shallow(size_t size)
-{
 #if SHALLOW_SLICE > 0
-	return !COROUTINE_ASAN && size - 1 < SHALLOW_SLICE;
-#else
-	return (void)size, 0;
-#endif
-}
-
-/* The most of a shallow slice that a block with room bytes after the
- * struct holds (none under ASan): C->room. */
-static unsigned char shallow_room(size_t room)
-{
-	static_assert(SHALLOW_SLICE <= UCHAR_MAX, "C->room holds up to SHALLOW_SLICE");
-#if SHALLOW_SLICE > 0
-	return (unsigned char)(COROUTINE_ASAN ? 0 : room < SHALLOW_SLICE ? room : SHALLOW_SLICE);
-#else
-	return (void)room, 0;
-#endif
-}
-
-/* Where C's block holds a slice of size bytes whose bottom on the run stack
- * is bottom: the same place at the save and at the restore. */
-static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size)
-{
-	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
-}
-
-#if SHALLOW_SLICE > 0
-/*
- * save_stack's common case: a shallow slice that C's block holds (C->room:
- * the first yield that outgrows a new block takes save_stack, which grows
- * it).  It calls nothing, so it needs no stack frame (on x86_64 dummy sits
- * in the red zone below the stack pointer): the slice is smaller by a
- * frame.  Anything else it leaves to save_stack, returning NULL.  Measured
- * as unsigned, a bottom off the run stack makes a size that never fits.
- */
+/* save_stack's common case: a shallow slice that C's block holds (C->room),
+ * saved with no stack frame, so that the slice is smaller by one (on x86_64
+ * dummy sits in the red zone).  Else NULL, for save_stack.  As unsigned, a
+ * bottom off the run stack makes a size that never fits. */
 NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct coroutine *C)
 {
 	char dummy; /* only its address counts */
@@ -1819,13 +1629,10 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 static context *save_shallow_stack(struct schedule *, struct coroutine *) { return NULL; }
 #endif
 
-/*
- * take_run_stack's common case: a shallow slice, and no tool watching the
- * run stack (S->quick_put_back, SHALLOW_SLICE or 0, says both in one
- * compare).  It calls nothing, so it needs no stack frame, and like
- * take_run_stack ends with the switch; inlined into coroutine_resume, which
- * then needs none either, it saves a jump per resume.
- */
+/* take_run_stack's common case: a shallow slice, and no tool watching
+ * (S->quick_put_back, SHALLOW_SLICE or 0, says both in one compare).  It
+ * needs no stack frame and ends with the switch, like take_run_stack, so
+ * that coroutine_resume, into which it is inlined, needs none either. */
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 {
 	size_t size = C->size; /* as wide as S->quick_put_back: no conversion */
@@ -1838,72 +1645,16 @@ static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 	continue_owner(S);
 }
 
-/*
- * Copies a block as two 64-bit words, each through an integer register.
- * The stack was written a word or a pair of words at a time a moment ago:
- * a wider load across two such stores must wait for both to reach the
- * cache, where a narrower one gets its bytes straight from the store.  The
- * empty asm keeps the compiler from merging the words into a vector move.
- */
-static ALWAYS_INLINE void copy_block(char *to, const char *from)
-{
-	uint64_t low, high;
-	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
-	memcpy(&low, from, sizeof low);
-	memcpy(&high, from + sizeof low, sizeof high);
-	KEEP_IN_REGISTERS(low, high);
-	memcpy(to, &low, sizeof low);
-	memcpy(to + sizeof low, &high, sizeof high);
-}
-
-/*
- * A shallow slice, 1 to 6 whole blocks, with no loop and no call, so that
- * the functions that call it need no stack frame: a jump into a run of
- * block copies, the last ones first (Duff's device, without the loop).
- */
-static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
-{
-	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
-	switch (n / BLOCK) {
-	case 6: copy_block(to + 5 * BLOCK, from + 5 * BLOCK); /* fall through */
-	case 5: copy_block(to + 4 * BLOCK, from + 4 * BLOCK); /* fall through */
-	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
-	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
-	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
-	case 1: copy_block(to, from); break;
-	default: UNREACHABLE(); /* the callers see to it: 1 to 6 blocks */
-	}
-}
-
-/*
- * Any slice.  Under ASan it holds the redzones ASan puts between locals,
- * so it is copied by code ASan does not check; the volatile keeps the
- * compiler from turning the loop back into a (checked) call to memcpy.
- */
-NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
-{
-#if COROUTINE_ASAN
-	const volatile char *src = from;
-	for (size_t i = 0; i < n; i++)
-		to[i] = src[i];
-#else
-	memcpy(to, from, n);
-#endif
-}
-
 /* ---- AddressSanitizer and valgrind ------------------------------------------------- */
 
 #if COROUTINE_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 
-/*
- * ASan keeps a shadow of every stack and must be told when the stack
- * pointer moves to another stack (the "fiber switch" calls), or it takes
- * the run stack for a wild overflow of the main stack.  A coroutine's C
- * is NULL at its first entry (no bookkeeping yet) and once it has finished
- * (its bookkeeping can go).
- */
+/* ASan must be told when the stack pointer moves to another stack (the
+ * "fiber switch" calls), or it takes the run stack for a wild overflow of
+ * the main stack.  C is NULL at a coroutine's first entry (no bookkeeping
+ * yet) and once it has finished (its bookkeeping can go). */
 static void asan_leave_main(struct schedule *S)
 {
 	__sanitizer_start_switch_fiber(&S->main_fake_stack, S->stack, STACK_SIZE);
@@ -1924,12 +1675,10 @@ static void asan_leave_coroutine(struct schedule *S, struct coroutine *C)
 	__sanitizer_start_switch_fiber(C ? &C->fake_stack : NULL, S->main_bottom, S->main_size);
 }
 
-/*
- * detect_stack_use_after_return keeps locals in a "fake stack" per fiber,
+/* detect_stack_use_after_return keeps locals in a "fake stack" per fiber,
  * freed when the fiber leaves its stack for good.  A coroutine closed while
- * suspended never does, so its fake stack is freed as if it did: an
- * announced switch to its fiber and away for good, with no real switch.
- */
+ * suspended never does, so it is made to, by announced switches to its
+ * fiber and away for good, with no real switch. */
 NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C)
 {
 	void *main_fake_stack;
@@ -1952,13 +1701,10 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 	return (char *)((bottom >> scale) + offset);
 }
 
-/*
- * The shadow of the live slice (the redzones around the locals of frames
+/* The shadow of the live slice (the redzones around the locals of frames
  * that have not returned) is saved and put back with its bytes, so that
- * ASan still sees an overflow of a local that lived across a yield.  It
- * has a buffer of its own, grown like the slice (malloc knows its size).
- * The shadow itself is memory ASan does not let checked code touch.
- */
+ * ASan still sees an overflow of a local that lived across a yield.  The
+ * shadow is memory ASan does not let checked code touch. */
 NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
 {
 	size_t n;
@@ -1995,25 +1741,17 @@ static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
 static void asan_free_shadow(struct coroutine *) {}
 #endif
 
+/* Whether a tool watches the run stack (forget_run_stack has someone to
+ * tell), asked once: a request costs even when nothing answers.  GET_VBITS
+ * returns 1 under memcheck, 0 under no valgrind or another tool (callgrind). */
 #if COROUTINE_VALGRIND
-/*
- * Whether the program runs under memcheck, asked once per schedule: a
- * request costs a dozen instructions even when nothing answers it.
- * GET_VBITS returns 1 for success and 0 when nothing answers (no valgrind,
- * or another tool such as callgrind, whose counts they would inflate).
- */
-static int memcheck_watches(void)
+static int tools_register_run_stack(struct schedule *S)
 {
-	char probe = 0, vbits;
-	return VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
-}
-
-/* valgrind is told where the run stack is, so that it tells a switch from
- * a huge frame. */
-static void tools_register_run_stack(struct schedule *S)
-{
+	/* So that valgrind tells a switch from a huge frame. */
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->stack, S->stack + STACK_SIZE);
-	S->memcheck = memcheck_watches();
+	char probe = 0, vbits;
+	S->memcheck = VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
+	return COROUTINE_ASAN || S->memcheck;
 }
 
 /* Out of line: the request builds its arguments in a frame of its own. */
@@ -2024,24 +1762,15 @@ NOINLINE static void memcheck_forget_run_stack(struct schedule *S)
 #define MEMCHECK_WATCHES(S) ((S)->memcheck)
 #define VALGRIND_FORGET_SCHEDULE(S) VALGRIND_STACK_DEREGISTER((S)->valgrind_stack_id)
 #else
-static void tools_register_run_stack(struct schedule *) {}
+static int tools_register_run_stack(struct schedule *) { return COROUTINE_ASAN; }
 static void memcheck_forget_run_stack(struct schedule *) {}
 #define MEMCHECK_WATCHES(S) ((void)(S), 0)
 #define VALGRIND_FORGET_SCHEDULE(S) ((void)0)
 #endif
 
-/* Whether forget_run_stack has anyone to tell. */
-static int tools_watch_run_stack(const struct schedule *S)
-{
-	return COROUTINE_ASAN || MEMCHECK_WATCHES(S);
-}
-
-/*
- * The bytes on the run stack belong to a coroutine that is not coming back
- * to them.  ASan may still hold the poison of its frames (its functions
- * never returned), and memcheck may hold them as inaccessible (popped
- * frames): both would report the next occupant's correct accesses.
- */
+/* The bytes on the run stack belong to a coroutine that is not coming back
+ * to them: ASan may hold the poison of its frames, memcheck may hold popped
+ * frames as inaccessible, and both would report the next occupant. */
 static void forget_run_stack(struct schedule *S)
 {
 #if COROUTINE_ASAN
@@ -2064,14 +1793,10 @@ static void tools_forget_schedule(struct schedule *S)
  * The runtime keeps the exceptions being handled per thread, so main and
  * each coroutine need their own, or a coroutine that yields inside a catch
  * handler rethrows whatever the next one caught.  It changes hands at every
- * switch: main's waits in the schedule while a coroutine runs, a suspended
- * coroutine's in struct coroutine (in its frame it would cost every slice
- * more bytes than the field).  The library links into a C program with no
- * runtime, which may get one later with a library it loads: while there is
- * none, a spare of the thread's own is swapped, and the runtimes that
- * arrive are taken up on the slow paths (take_up_runtimes).  A process may
- * hold two runtimes (libstdc++ and libc++abi, each with its own state):
- * the first is swapped on the fast path, the others on resume_the_long_way.
+ * switch.  A C program may have no runtime until a library brings one:
+ * until then a spare of the thread's own is swapped.  Of two runtimes
+ * (libstdc++ and libc++abi), the first is swapped on the fast path, the
+ * other on resume_the_long_way.
  */
 
 /* The runtimes as this thread last found them, and its spare state. */
@@ -2090,17 +1815,13 @@ static void load_thread_eh(struct eh_state *thread, const struct eh_state *from)
 	*thread = *from;
 }
 #else
-/*
- * Microsoft's runtime (vcruntime, which every program built with its
- * compiler links) keeps three per-thread values, each found by a function:
- * the exception being handled and its CPU context (what `throw;`
- * rethrows), and the count of exceptions thrown and not yet caught.  And
- * each running catch handler links a record (in its frame) into a
- * per-thread chain, searched from its head when a handler ends: a handler
- * that yields would leave a record where another coroutine's bytes will
- * lie.  So the chain's head is swapped too, through the two functions that
- * link and unlink a record (see chain_head).
- */
+/* Microsoft's runtime (vcruntime) keeps three per-thread values, each found
+ * by a function: the exception being handled and its CPU context (what
+ * `throw;` rethrows), and the count of exceptions not yet caught.  And each
+ * running catch handler links a record in its frame into a per-thread
+ * chain, searched from its head when a handler ends: a handler that yields
+ * would leave a record where another coroutine's bytes will lie.  So the
+ * chain's head is swapped too (see chain_head). */
 struct frame_info {
 	void *exception_object;
 	struct frame_info *next;
@@ -2119,11 +1840,11 @@ struct eh_places {
 };
 static thread_local struct eh_places eh_places;
 
-/* The places are the runtime's: what vcruntime_eh returns only names the
+/* The places are the runtime's: what linked_runtime returns only names the
  * thread's state for the swaps below, which go to the places. */
 static thread_local struct eh_state runtime_named;
 
-static struct eh_state *vcruntime_eh(void)
+static struct eh_state *linked_runtime(void)
 {
 	eh_places.exception = __current_exception();
 	eh_places.context = __current_exception_context();
@@ -2131,11 +1852,9 @@ static struct eh_state *vcruntime_eh(void)
 	return &runtime_named;
 }
 
-/*
- * Makes head the head of the thread's chain of handler records, and
- * returns the one it replaces: a record linked in reads the head (into
- * its next), and unlinked, being the head, leaves its next as the head.
- */
+/* Makes head the head of the thread's chain of handler records, and returns
+ * the one it replaces: a record linked in reads the head (into its next),
+ * and unlinked, being the head, leaves its next as the head. */
 static struct frame_info *chain_head(struct frame_info *head)
 {
 	struct frame_info record;
@@ -2178,18 +1897,6 @@ static void add_runtime(struct runtimes *found, eh_globals_func get)
 	found->get[found->n++] = get;
 }
 
-/* The runtimes in the process, as this thread last found them: looked for
- * again when modules were loaded or unloaded since.  modules_changed is
- * asked at the first look too, which it then counts as the last. */
-static const struct runtimes *runtimes_found(void)
-{
-	if (modules_changed() || thread_runtimes.n < 0) {
-		thread_runtimes.n = 0;
-		find_runtimes(&thread_runtimes);
-	}
-	return &thread_runtimes;
-}
-
 /* The runtimes a schedule keeps after its first, with each coroutine's
  * state in them: saved[id * (MAX_RUNTIMES - 1) + k], for cap slots. */
 struct more_runtimes {
@@ -2228,29 +1935,26 @@ static int keep_runtime(struct schedule *S, eh_globals_func get)
 	return 1;
 }
 
-/*
- * Makes S keep every runtime its thread finds; 0 when out of memory.  Only
- * from main with no coroutine of S running, when it is consistent: a
- * runtime that S did not keep has held main's state and no coroutine's of
- * S apart from main's, so main's goes on there, and each coroutine's
- * starts empty.  Exceptions caught in between, in the code that brought
- * the runtime, are not kept apart.
- */
+/* Makes S keep every runtime its thread finds (looked for again when modules
+ * came or went since it last looked); 0 when out of memory.  Only from main
+ * with no coroutine of S running: a runtime that S did not keep has held
+ * main's state, which goes on there, and each coroutine's starts empty. */
 static int take_up_runtimes(struct schedule *S)
 {
-	const struct runtimes *found = runtimes_found();
+	struct runtimes *found = &thread_runtimes;
+	if (modules_changed() || found->n < 0) {
+		found->n = 0;
+		find_runtimes(found);
+	}
 	for (int i = 0; i < found->n; i++)
 		if (!keep_runtime(S, found->get[i]))
 			return 0;
 	return 1;
 }
 
-/*
- * A runtime that arrived while S kept none is taken up when a coroutine
- * starts, the first moment its own state matters (looking is a call into
- * the C library: see README's Performance).  Returns 1 when S now keeps
- * more than one runtime: the resume must then take the long way.
- */
+/* A runtime that arrived while S kept none is taken up when a coroutine
+ * starts, the first moment its own state matters.  Returns 1 when S now
+ * keeps more than one: the resume must then take the long way. */
 static int take_up_late_runtime(struct schedule *S)
 {
 	if (S->eh_runtime != NULL)
@@ -2260,12 +1964,9 @@ static int take_up_late_runtime(struct schedule *S)
 	return S->more != NULL;
 }
 
-/*
- * At a resume, main's state goes into the schedule and C's, saved at its
+/* At a resume, main's state goes into the schedule and C's, saved at its
  * last yield (none, at its start), takes its place; when C yields, it saves
- * its own and puts main's back, and when it finishes it only puts main's
- * back.  S->eh is never NULL: the swaps need no test.
- */
+ * its own and puts main's back.  S->eh is never NULL: the swaps need no test. */
 static void take_eh_state(struct schedule *S, const struct eh_state *own)
 {
 	save_thread_eh(S->eh, &S->main_eh);
@@ -2278,8 +1979,7 @@ static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 	load_thread_eh(S->eh, &S->main_eh);
 }
 
-/* When it finishes (a separate function: a test for that in
- * give_back_eh_state would cost every yield). */
+/* When it finishes, it only puts main's back. */
 static void drop_eh_state(struct schedule *S)
 {
 	load_thread_eh(S->eh, &S->main_eh);
@@ -2299,11 +1999,9 @@ static void make_room_for_more(struct schedule *S, struct more_runtimes *m)
 	m->cap = S->cap;
 }
 
-/*
- * The runtimes after the first change hands around the whole resume, on
- * main's side: main's state waits in this frame (on main's stack, which is
- * never copied), the coroutine's in m->saved while it is suspended.
- */
+/* The runtimes after the first change hands around the whole resume, on
+ * main's side: main's state waits in this frame (on main's stack, never
+ * copied), the coroutine's in m->saved while it is suspended. */
 NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
 {
 	static const struct eh_state none = {};
@@ -2345,14 +2043,10 @@ static void free_more_runtimes(struct schedule *S)
 
 /* ---- Threads ----------------------------------------------------------------------- */
 
-/*
- * A thread is named by a number no other thread of the process ever gets,
- * given at its first use (0 until then): a thread created after another
- * has ended may get the same addresses for its thread-locals, so an
- * address would not do.  The counter is the one variable the threads
- * share; aligned to its size, which i386's ABI does not promise a uint64_t
- * (see atomic_increment).
- */
+/* A thread is named by a number no other thread of the process ever gets,
+ * given at its first use (0 until then): a later thread may get an ended
+ * one's addresses for its thread-locals.  The counter is aligned to its
+ * size, which i386's ABI does not promise a uint64_t (see atomic_increment). */
 alignas(8) static uint64_t threads_numbered;
 
 static uint64_t this_thread(void)
@@ -2362,23 +2056,17 @@ static uint64_t this_thread(void)
 	return thread_number;
 }
 
-/*
- * Compilers keep the address of thread-local data across a call (errno's
+/* Compilers keep the address of thread-local data across a call (errno's
  * __errno_location is a const function), so a coroutine suspended on one
- * thread and resumed on another would go on using the first thread's.
- * Such a resume is refused: a schedule belongs to one thread at a time,
- * whose number S->thread is, and the coroutines suspended there are
- * COROUTINE_SUSPEND.  Resumed on another thread, the schedule moves there:
- * the coroutines suspended on the old thread become SUSPENDED_ELSEWHERE,
- * marked with it, and those marked with this one are theirs again.
- */
+ * thread must not resume on another.  A schedule belongs to one thread at a
+ * time (S->thread); resumed on another, it moves there: the coroutines
+ * suspended on the old thread become SUSPENDED_ELSEWHERE, marked with it,
+ * and those marked with this one are COROUTINE_SUSPEND again. */
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
 	uint64_t here = this_thread();
 	for (int i = 0; i < S->cap; i++) {
-		struct coroutine *C = S->co[i];
-		if (C == &no_coroutine)
-			continue;
+		struct coroutine *C = S->co[i]; /* no_coroutine: DEAD */
 		if (C->status == COROUTINE_SUSPEND) {
 			C->status = SUSPENDED_ELSEWHERE;
 			C->thread = S->thread;
