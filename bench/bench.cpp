@@ -53,6 +53,8 @@
  *                               under callgrind)
  */
 #include "coroutine.h"
+#define BENCH_NAME "bench"
+#include "bench.h"
 
 #include <alloca.h>
 #include <fenv.h>
@@ -88,41 +90,6 @@ static const int REPEATS = 21;
 static const double SAMPLE_NS = 5e6;     /* calibrate each sample to >= 5 ms */
 static const long SUSPENDED = 100000;    /* coroutines for the heap figure */
 static const int FRAGMENTED_SLOTS = 1 << 20;
-
-/* ---- Helpers -------------------------------------------------------------- */
-
-/*
- * The CPU time of this thread, not the wall clock: on a machine shared with
- * other work, the time spent waiting for a core is not the code's.  (Both
- * are the same on a quiet machine; the variants never sleep or wait.)
- */
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/* Makes the compiler believe that *p is read and written here, so that the
- * work done on it cannot be optimised away. */
-static void touch(void *p)
-{
-	__asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static size_t heap_in_use(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
-
-static void expect(bool ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "bench: %s\n", what);
-		exit(1);
-	}
-}
 
 /* ---- The library, and its copy with the other FP switch ---------------- */
 

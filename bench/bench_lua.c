@@ -36,6 +36,8 @@
  */
 #define main lua_host_main
 #include "../examples/lua_host.c"
+#define BENCH_NAME "bench_lua"
+#include "bench.h"
 #undef main
 
 #include <malloc.h>
@@ -53,44 +55,9 @@
 
 /* ---- Helpers -------------------------------------------------------------- */
 
-/* This thread's CPU time: the time spent waiting for a core is not the code's. */
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static size_t heap_in_use(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
-
 static size_t lua_heap(lua_State *L)
 {
 	return (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
-}
-
-static void expect(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "bench_lua: %s\n", what);
-		exit(1);
-	}
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The q-quantile (0 <= q <= 1) of v[0..n), sorted in place, by nearest rank. */
-static double quantile(double *v, int n, double q)
-{
-	qsort(v, (size_t)n, sizeof *v, compare_doubles);
-	return v[(int)(q * (n - 1) + 0.5)];
 }
 
 /* ---- A host, as lua_host's main sets it up ------------------------------------ */

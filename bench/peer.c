@@ -47,6 +47,8 @@
  *                                 (bench-ir.sh runs this under callgrind)
  */
 #include "coroutine.h"
+#define BENCH_NAME "peer"
+#include "bench.h"
 #if BENCH_HAVE_ACO
 #include "aco.h"
 #endif
@@ -76,35 +78,6 @@
 #define RUN_STACK (1024 * 1024) /* libaco's shared stack: this library's size */
 
 /* ---- Helpers -------------------------------------------------------------- */
-
-/* The CPU time of this thread (see bench.cpp). */
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/* The compiler must believe that *p is read and written here: p's buffer
- * stays in memory, live, across the yield that follows. */
-static void touch(void *p)
-{
-	__asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static size_t heap_in_use(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
-
-static void expect(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "peer: %s\n", what);
-		exit(1);
-	}
-}
 
 /* MXCSR's sticky flags as a variant starts: clear, or one set in main
  * (1/3 is inexact), which the coroutines, saved clean, do not have. */
@@ -371,22 +344,10 @@ static void calibrate(struct variant *v)
 		v->count *= 2;
 }
 
-static int compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The element at fraction q of sorted s[n] (nearest rank): 0.5 the median. */
-static double quantile(const double *s, int n, double q)
-{
-	return s[(int)(q * (n - 1) + 0.5)];
-}
-
 static void sorted(const double *s, int n, double *out)
 {
 	memcpy(out, s, n * sizeof *s);
-	qsort(out, n, sizeof *out, compare);
+	qsort(out, n, sizeof *out, compare_doubles);
 }
 
 static void print_figure(const double *samples, int is_time, char *buf, size_t size)

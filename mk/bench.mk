@@ -29,7 +29,7 @@ $(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
 	rm -f $@
 	$(AR) rcs $@ $(O)/bench-alt/alt.o
 
-$(O)/bench: bench/bench.cpp coroutine.h $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND))
+$(O)/bench: bench/bench.cpp bench/bench.h coroutine.h $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND))
 	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) \
 		-DBENCH_HAVE_ALT=$(if $(BENCH_ALT_$(BACKEND)),1,0) -std=c++11 \
 		$(WARN) $(CXXFLAGS) -O2 $(LDFLAGS) $< $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND)) \
@@ -58,10 +58,10 @@ $(O)/libaco/%.o: $(LIBACO)/%.S $(B)/peer-libaco
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wa,--noexecstack -c $< -o $@
 
-$(O)/peer: bench/peer.c coroutine.h $(O)/libcoroutine.a $(PEER_ACO) $(B)/peer-libaco
+$(O)/peer: bench/peer.c bench/bench.h coroutine.h $(O)/libcoroutine.a $(PEER_ACO) $(B)/peer-libaco
 	$(CC) $(PEER_FLAGS) $< $(O)/libcoroutine.a $(PEER_ACO) -lm -o $@
 
-$(O)/peer-cxx: bench/peer.c coroutine.h $(O)/libcoroutine.a $(PEER_ACO) $(B)/peer-libaco
+$(O)/peer-cxx: bench/peer.c bench/bench.h coroutine.h $(O)/libcoroutine.a $(PEER_ACO) $(B)/peer-libaco
 	$(CXX) -x c++ $(PEER_FLAGS) $< -x none $(O)/libcoroutine.a $(PEER_ACO) -lm -o $@
 
 PEER_PROGRAMS = $(B)/$(PEER_BACKEND)/peer $(B)/$(PEER_BACKEND)/peer-cxx

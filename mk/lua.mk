@@ -85,7 +85,7 @@ lua-valgrind:
 # own coroutines (see bench/bench_lua.c), both backends; bench-lua-ir: the
 # round trips in instructions, counted by callgrind.  make bench and make
 # bench-ir run them too, where Lua is there.  Built with -O2 whatever CFLAGS say.
-$(O)/bench_lua: bench/bench_lua.c examples/lua_host.c coroutine.h $(O)/libcoroutine.a
+$(O)/bench_lua: bench/bench_lua.c bench/bench.h examples/lua_host.c coroutine.h $(O)/libcoroutine.a
 	$(CC) $(CPPFLAGS) $(LUA_CFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' $(WARN) $(CFLAGS) -O2 -c $< -o $@.o
 	$(CLINK) $(LDFLAGS) $@.o $(O)/libcoroutine.a $(LUA_LIBS) -o $@
 
