@@ -49,6 +49,7 @@
 #if FRAMES_KNOWN
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <unwind.h>
@@ -492,16 +493,36 @@ static void unwind_from(int, siginfo_t *, void *context)
 #endif
 }
 
+/* A start that is only a guess (a frame pointer a later call overwrote,
+ * under ASan) can lead the unwinder to read anywhere: a fault there ends
+ * that walk, found nothing, and the next guess is tried. */
+static sigjmp_buf unwinder_faulted;
+
+static void stop_walking(int)
+{
+	siglongjmp(unwinder_faulted, 1);
+}
+
 static void walk_from(struct walk *w)
 {
-	struct sigaction action, old;
+	struct sigaction action, fault, old, old_segv, old_bus;
 	memset(&action, 0, sizeof action);
 	action.sa_sigaction = unwind_from;
 	action.sa_flags = SA_SIGINFO;
 	sigemptyset(&action.sa_mask);
+	memset(&fault, 0, sizeof fault);
+	fault.sa_handler = stop_walking;
+	sigemptyset(&fault.sa_mask);
 	walking = w;
 	sigaction(SIGUSR1, &action, &old);
-	raise(SIGUSR1);
+	sigaction(SIGSEGV, &fault, &old_segv);
+	sigaction(SIGBUS, &fault, &old_bus);
+	if (sigsetjmp(unwinder_faulted, 1) == 0)
+		raise(SIGUSR1);
+	else
+		w->n = 0;
+	sigaction(SIGBUS, &old_bus, NULL);
+	sigaction(SIGSEGV, &old_segv, NULL);
 	sigaction(SIGUSR1, &old, NULL);
 }
 
