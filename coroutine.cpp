@@ -65,7 +65,7 @@ static_assert(STACK_SIZE >= 16 * 1024, "COROUTINE_STACK_SIZE must be at least 16
 static_assert(STACK_SIZE <= INT_MAX, "COROUTINE_STACK_SIZE must fit in an int");
 static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its guard must fit in the address space");
 
-/* ---- The compiler: one spelling per idea, GNU's and Microsoft's ---------
+/* ---- The compiler: one spelling per idea, GNU's and Microsoft's ------------
  *
  * gcc and clang (clang-cl too) take GNU's; cl.exe, and clang given
  * -DCOROUTINE_MICROSOFT_SPELLINGS=1, Microsoft's.  Nothing else asks which.
@@ -130,7 +130,7 @@ static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_
 #define EH_MSVC_ABI 0
 #endif
 
-/* ---- The types the structures need ---------------------------------------- */
+/* ---- The types the structures need -------------------------------------- */
 
 /* Whether AddressSanitizer or valgrind's memcheck must be told about the
  * switches (see "AddressSanitizer and valgrind"); both add fields. */
@@ -255,7 +255,7 @@ struct eh_state {
 /* A runtime is known by its function that returns a thread's state in it. */
 typedef struct eh_state *(*eh_globals_func)(void);
 
-/* ---- The two structures ------------------------------------------------ */
+/* ---- The two structures ------------------------------------------------- */
 
 struct entry { coroutine_func func; void *ud; }; /* what a coroutine runs */
 
@@ -330,7 +330,7 @@ struct schedule {
 #endif
 };
 
-/* ---- The switch, per backend ------------------------------------------------
+/* ---- The switch, per backend -----------------------------------------------
  *
  * SWITCH_CONTEXT(from, to) saves the caller in *from and goes on where *to
  * was saved; LEAVE_CONTEXT(S, to) goes there never to come back (a
@@ -376,7 +376,7 @@ static thread_local volatile int asan_switching;
 #endif
 #endif
 
-/* ---- What the machinery supplies ---------------------------------------
+/* ---- What the machinery supplies -------------------------------------------
  *
  * The story calls these; each is defined in the section its comment names.
  */
@@ -437,7 +437,7 @@ static uint64_t this_thread(void);
 NOINLINE static void move_to_this_thread(struct schedule *S);
 static thread_local uint64_t thread_number INITIAL_EXEC; /* 0 until this_thread */
 
-/* ---- Misuse: one line naming the function and the fault, then abort -------- */
+/* ---- Misuse: one line naming the function and the fault, then abort ----- */
 
 [[noreturn]] PRINTF_CHECK(1, 2)
 static void fail(const char *fmt, ...)
@@ -469,7 +469,7 @@ static void check_in_main(const struct schedule *S, const char *func, const char
 		fail("%s: called from inside coroutine %d; %s", func, S->running, what);
 }
 
-/* ---- Opening a schedule ---------------------------------------------------- */
+/* ---- Opening a schedule ------------------------------------------------- */
 
 /* The run stack, above its guard, as the platform maps it. */
 static int map_run_stack(struct schedule *S)
@@ -504,7 +504,7 @@ struct schedule *coroutine_open(void)
 	return S;
 }
 
-/* ---- Creating a coroutine ------------------------------------------------------ */
+/* ---- Creating a coroutine ----------------------------------------------- */
 
 /* A shallow slice, at most SHALLOW_SLICE bytes (a yield a few calls deep),
  * is copied by block moves in functions that need no stack frame
@@ -574,7 +574,7 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 	return id;
 }
 
-/* ---- Resuming: starting, and putting a slice back -------------------------------- */
+/* ---- Resuming: starting, and putting a slice back ----------------------- */
 
 /* Every coroutine starts here, on the top of the run stack, and ends by
  * calling its function, which the compiler makes a jump: the function's
@@ -708,7 +708,7 @@ void coroutine_resume(struct schedule *S, int id)
 		continue_owner(S);
 }
 
-/* ---- Yielding: the dummy, and the save ------------------------------------------ */
+/* ---- Yielding: the dummy, and the save ---------------------------------- */
 
 /* The fewest bytes a live slice has: a return address at least, but on
  * wasm none, when the coroutine keeps all its frames in wasm locals. */
@@ -786,7 +786,7 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	asan_enter_coroutine(S, S->owner);
 }
 
-/* ---- Asking about coroutines ---------------------------------------------------- */
+/* ---- Asking about coroutines -------------------------------------------- */
 
 /* The running coroutine is S->running: its own status says SUSPEND, what
  * it is whenever it does not run, so that no switch has to change it. */
@@ -828,7 +828,7 @@ int coroutine_next(struct schedule *S, int id)
 	return next_used_slot(S, (size_t)id + 1);
 }
 
-/* ---- Closing a schedule --------------------------------------------------------- */
+/* ---- Closing a schedule ------------------------------------------------- */
 
 /* Frees every coroutine, suspended ones too, without running them on: the
  * destructors of their C++ locals never run. */
@@ -853,9 +853,9 @@ void coroutine_close(struct schedule *S)
 	note_schedule_closed();
 }
 
-/* ==== The machinery ============================================================ */
+/* ==== The machinery ====================================================== */
 
-/* ---- The slots: a doubling array and a tree of bitmaps ------------------------- */
+/* ---- The slots: a doubling array and a tree of bitmaps ------------------ */
 
 /* Words of a bitmap of n bits. */
 static size_t bitmap_words(size_t n)
@@ -1028,7 +1028,7 @@ static int next_used_slot(const struct schedule *S, size_t i)
 	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
 }
 
-/* ---- The platforms: mapping the run stack ------------------------------------------ */
+/* ---- The platforms: mapping the run stack ------------------------------- */
 #if defined(__APPLE__)
 #include <malloc/malloc.h>
 #else
@@ -1116,7 +1116,7 @@ static void unmap_guarded(char *base, size_t len)
 }
 #endif
 
-/* ---- The platforms: finding the C++ runtimes ---------------------------------------
+/* ---- The platforms: finding the C++ runtimes -------------------------------
  *
  * find_runtimes adds each runtime in the process; modules_changed says
  * whether modules were loaded or unloaded since the calling thread last
@@ -1314,7 +1314,7 @@ static void note_schedule_opened(void) {}
 static void note_schedule_closed(void) {}
 #endif
 
-/* ---- WebAssembly's frames (Emscripten's fibers) ---------------------------------
+/* ---- WebAssembly's frames (Emscripten's fibers) ----------------------------
  *
  * Wasm code cannot reach its own call stack: Asyncify (-sASYNCIFY) rewrites
  * every function that may reach a switch so that it can save its locals and
@@ -1415,7 +1415,7 @@ static void note_main_stack(struct schedule *) {}
 static void make_frames(struct schedule *) {}
 #endif
 
-/* ---- The context switch: starting a coroutine, per backend ------------------- */
+/* ---- The context switch: starting a coroutine, per backend -------------- */
 
 #if COROUTINE_ASM
 static void start_coroutine(struct schedule *S, struct coroutine *C)
@@ -1482,7 +1482,7 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 }
 #endif
 
-/* ---- Slices in their blocks, and the quick paths of a shallow one ----------------- */
+/* ---- Slices in their blocks, and the quick paths of a shallow one ------- */
 
 /* What the ABI guarantees of the stack pointer at every call: 16 bytes on
  * the 64-bit targets; otherwise assume no more than a pointer's size. */
@@ -1645,7 +1645,7 @@ static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 	continue_owner(S);
 }
 
-/* ---- AddressSanitizer and valgrind ------------------------------------------------- */
+/* ---- AddressSanitizer and valgrind -------------------------------------- */
 
 #if COROUTINE_ASAN
 #include <sanitizer/asan_interface.h>
@@ -1788,7 +1788,7 @@ static void tools_forget_schedule(struct schedule *S)
 	VALGRIND_FORGET_SCHEDULE(S);
 }
 
-/* ---- The C++ exception state --------------------------------------------------------
+/* ---- The C++ exception state -----------------------------------------------
  *
  * The runtime keeps the exceptions being handled per thread, so main and
  * each coroutine need their own, or a coroutine that yields inside a catch
@@ -2041,7 +2041,7 @@ static void free_more_runtimes(struct schedule *S)
 	free(S->more);
 }
 
-/* ---- Threads ----------------------------------------------------------------------- */
+/* ---- Threads ------------------------------------------------------------ */
 
 /* A thread is named by a number no other thread of the process ever gets,
  * given at its first use (0 until then): a later thread may get an ended
