@@ -27,10 +27,10 @@
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
- * floating-point control state.  Each section names its offsets
- * CTX_ and what they hold (CTX_RBX, CTX_SP, CTX_FCW), as asm_switch.asm
- * does.  Everything else is dead across a call, so
- * the compiler has already spilled what it needs.
+ * floating-point control state.  Each section names its offsets CTX_
+ * and what they hold (CTX_RBX, CTX_SP, CTX_FCW), as asm_switch.asm does.
+ * Everything else is dead across a call, so the compiler has already
+ * spilled what it needs.
  *
  * The resume address lives in the context, never only on the run stack.
  * A yielding coroutine copies its live slice out first and calls the
@@ -69,8 +69,8 @@
  * the CPU.  `make bench` times that switch beside this one (built from
  * this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections; medians of
  * per-repeat ratios, see README's Performance): on an AMD EPYC the reload
- * makes the clean round trip 0.82 times as long; on an Intel Xeon 1.12
- * times, and a round trip while main has a sticky flag set 8.5 times as
+ * makes the clean round trip 0.82 times as long; on an Intel Xeon 1.10
+ * times, and a round trip while main has a sticky flag set 8.66 times as
  * long, since an ldmxcsr that changes the flags is slow there and every
  * switch then changes them.  The compare costs the one a little and keeps
  * the other from the cliff: it stays.  The aarch64, armv7 and riscv64

@@ -254,6 +254,8 @@ struct eh_state {
 #endif
 /* A runtime is known by its function that returns a thread's state in it. */
 typedef struct eh_state *(*eh_globals_func)(void);
+/* What a coroutine starts with, in every runtime: no exception at all. */
+static const struct eh_state no_exceptions = {};
 
 /* ---- The two structures ------------------------------------------------- */
 
@@ -653,8 +655,7 @@ NOINLINE static void start_or_refuse(struct schedule *S, struct coroutine *C, in
 	hand_over_frames(S, NULL);
 	S->owner = C;
 	C->status = COROUTINE_SUSPEND; /* what it is whenever it does not run */
-	static const struct eh_state none = {};
-	take_eh_state(S, &none);
+	take_eh_state(S, &no_exceptions);
 	asan_leave_main(S);
 	note_main_stack(S);
 	start_coroutine(S, C);
@@ -2004,7 +2005,6 @@ static void make_room_for_more(struct schedule *S, struct more_runtimes *m)
  * copied), the coroutine's in m->saved while it is suspended. */
 NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
 {
-	static const struct eh_state none = {};
 	struct more_runtimes *m = S->more;
 	struct eh_state mains[MAX_RUNTIMES - 1];
 	struct coroutine *C = S->co[id];
@@ -2014,7 +2014,7 @@ NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id)
 	struct eh_state *own = &m->saved[(size_t)id * (MAX_RUNTIMES - 1)];
 	for (int k = 0; k < m->n; k++) {
 		save_thread_eh(m->state[k], &mains[k]);
-		load_thread_eh(m->state[k], C->status == COROUTINE_READY ? &none : &own[k]);
+		load_thread_eh(m->state[k], C->status == COROUTINE_READY ? &no_exceptions : &own[k]);
 	}
 	S->fast_thread = S->thread;
 	coroutine_resume(S, id);
