@@ -12,9 +12,10 @@
 # straight into the next) logs every block executed, and awk sums the two.
 # Slower, so K is smaller; the counts are of the guest's instructions.
 #
-# The peer programs (bench/peer.c: peer, peer-cxx) are counted apart: each of
-# their variants beside libaco's (aco_NAME), when the program was built with
-# libaco.
+# The peer programs (bench/peer.c: peer, peer-cxx) are counted apart, each
+# variant beside libaco's (aco_NAME) when the program was built with libaco:
+# those of PEER_VARIANTS (not "dirty", see below; not hold65536, whose count
+# is memcpy's; not "heap", which is bytes).
 # Usage: [QEMU=qemu-ARCH] bench-ir.sh BENCH_BINARY...   (build/<backend>/bench,
 #                                                        build/<backend>/peer)
 set -eu

@@ -420,10 +420,10 @@ static void sample(variant &v)
 	v.samples.push_back(is_time(v) ? r / v.count : r);
 }
 
-/* The element at fraction q of sorted s (nearest rank): 0.5 the median. */
+/* The element at fraction q of sorted s (bench.h's quantile). */
 static double quantile(const std::vector<double> &s, double q)
 {
-	return s[(size_t)(q * (double)(s.size() - 1) + 0.5)];
+	return quantile(s.data(), s.size(), q);
 }
 
 static std::vector<double> sorted(std::vector<double> s)

@@ -53,12 +53,17 @@ static inline int compare_doubles(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The q-quantile (0 <= q <= 1) of v[0..n), sorted in place, by nearest
- * rank: 0.5 is the median. */
-static inline double quantile(double *v, int n, double q)
+/* Sorts v[0..n) in place, once, for quantile. */
+static inline void sort_sample(double *v, size_t n)
 {
-	qsort(v, (size_t)n, sizeof *v, compare_doubles);
-	return v[(int)(q * (n - 1) + 0.5)];
+	qsort(v, n, sizeof *v, compare_doubles);
+}
+
+/* The q-quantile (0 <= q <= 1) of sorted s[0..n), by nearest rank: 0.5 is
+ * the median, 0 the least, 1 the greatest. */
+static inline double quantile(const double *s, size_t n, double q)
+{
+	return s[(size_t)(q * (double)(n - 1) + 0.5)];
 }
 
 #endif

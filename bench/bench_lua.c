@@ -36,9 +36,9 @@
  */
 #define main lua_host_main
 #include "../examples/lua_host.c"
+#undef main
 #define BENCH_NAME "bench_lua"
 #include "bench.h"
-#undef main
 
 #include <malloc.h>
 #include <string.h>
@@ -60,33 +60,19 @@ static size_t lua_heap(lua_State *L)
 	return (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
 }
 
-/* ---- A host, as lua_host's main sets it up ------------------------------------ */
+/* ---- A host, as lua_host's main runs it --------------------------------------- */
 
-static void open_host(struct host *h, int count)
+static void open_bench_host(struct host *h, int count)
 {
-	h->S = coroutine_open();
-	h->L = luaL_newstate();
-	h->count = count;
-	h->scripts = calloc((size_t)count, sizeof *h->scripts);
-	expect(h->S != NULL && h->L != NULL && h->scripts != NULL, "out of memory");
-	h->tick = 0;
-	h->running = NULL;
-	luaL_openlibs(h->L);
-	register_functions(h);
+	expect(open_host(h, count), "out of memory");
 }
 
-/* Runs the scripts to their end, as lua_host's main does, then closes. */
+/* Runs the scripts to their end, then closes. */
 static void finish_host(struct host *h)
 {
-	lua_Integer next;
-	while ((next = next_tick(h)) != -1) {
-		h->tick = next;
-		run_tick(h);
-	}
+	run_host(h);
 	expect(!any_failed(h), "a script failed");
-	lua_close(h->L);
-	coroutine_close(h->S);
-	free(h->scripts);
+	close_host(h);
 }
 
 /* A Lua coroutine of Lua's own running the file, anchored in the registry. */
@@ -127,7 +113,7 @@ static struct heap_figure waiting_scripts(int n)
 	struct host h;
 	int i;
 
-	open_host(&h, n);
+	open_bench_host(&h, n);
 	for (i = 0; i < n; i++)
 		add_script(&h, &h.scripts[i], "bench/lua/wait_in_sort.lua");
 	run_tick(&h);
@@ -229,7 +215,7 @@ static void open_variant(struct variant *v, const char *name, const char *path, 
 		for (i = 0; i < TURNS; i++)
 			v->co[i] = new_lua_coroutine(v->L, path);
 	} else {
-		open_host(&v->host, TURNS);
+		open_bench_host(&v->host, TURNS);
 		for (i = 0; i < TURNS; i++) {
 			add_script(&v->host, &v->host.scripts[i], path);
 			expect(v->host.scripts[i].co != -1, "cannot load a bench script");
@@ -242,13 +228,10 @@ static void open_variant(struct variant *v, const char *name, const char *path, 
 /* The scripts wait forever: closing frees them where they wait. */
 static void close_variant(struct variant *v)
 {
-	if (v->L != NULL) {
+	if (v->L != NULL)
 		lua_close(v->L);
-	} else {
-		lua_close(v->host.L);
-		coroutine_close(v->host.S);
-		free(v->host.scripts);
-	}
+	else
+		close_host(&v->host);
 }
 
 static double time_round_trips(struct variant *v, long count)
@@ -283,6 +266,8 @@ static void print_round_trip(const char *what, struct variant *v, struct variant
 		t[r] = v->ns[r];
 		ratio[r] = v->ns[r] / floor->ns[r];
 	}
+	sort_sample(t, REPEATS);
+	sort_sample(ratio, REPEATS);
 	printf("  %-38s %7.1f [%.1f-%.1f]", what, quantile(t, REPEATS, 0.5), quantile(t, REPEATS, 0),
 	       quantile(t, REPEATS, 1));
 	if (v != floor)

@@ -19,6 +19,8 @@
  *   4 co round trip  = resumes of 4 coroutines in turn, each yielding back;
  *                      every resume finds another owner: a copy each way
  *   1 co round trip  = resumes of 1 coroutine (libaco copies nothing)
+ *   4 co, n KiB held = the 4 co round trip with a body that holds 1, 4
+ *                      or 64 KiB: where the copies are most of the cost
  *   dirty flags      = the same, after an FP division left a sticky flag
  *                      in main's MXCSR, which its coroutine's has clear:
  *                      libaco's switch loads the saved MXCSR whole, so its
@@ -303,6 +305,7 @@ static double aco_heap(long count)
 struct variant {
 	const char *name;        /* for `peer once NAME` and the CSV */
 	const char *label;
+	int held;                /* bytes its body keeps live (the CSV's n) */
 	double (*ours)(long count);
 	double (*aco)(long count);  /* NULL without libaco */
 	int is_time;             /* 0: bytes, measured once */
@@ -317,14 +320,14 @@ struct variant {
 #endif
 
 static struct variant variants[] = {
-	{ "rt4", "4 co round trip, 48 B held", ours_rt4, ACO(aco_rt4), 1, 0, {0}, {0} },
-	{ "rt1", "1 co round trip, 48 B held", ours_rt1, ACO(aco_rt1), 1, 0, {0}, {0} },
-	{ "dirty", "1 co, dirty flags in main", ours_dirty, ACO(aco_dirty), 1, 0, {0}, {0} },
-	{ "hold1024", "4 co, 1 KiB held", ours_hold1k, ACO(aco_hold1k), 1, 0, {0}, {0} },
-	{ "hold4096", "4 co, 4 KiB held", ours_hold4k, ACO(aco_hold4k), 1, 0, {0}, {0} },
-	{ "hold65536", "4 co, 64 KiB held", ours_hold64k, ACO(aco_hold64k), 1, 0, {0}, {0} },
-	{ "create", "create+run+free", ours_create, ACO(aco_create_run_free), 1, 0, {0}, {0} },
-	{ "heap", "heap B/suspended, 48 B held", ours_heap, ACO(aco_heap), 0, 1, {0}, {0} },
+	{ "rt4", "4 co round trip, 48 B held", 48, ours_rt4, ACO(aco_rt4), 1, 0, {0}, {0} },
+	{ "rt1", "1 co round trip, 48 B held", 48, ours_rt1, ACO(aco_rt1), 1, 0, {0}, {0} },
+	{ "dirty", "1 co, dirty flags in main", 48, ours_dirty, ACO(aco_dirty), 1, 0, {0}, {0} },
+	{ "hold1024", "4 co, 1 KiB held", 1024, ours_hold1k, ACO(aco_hold1k), 1, 0, {0}, {0} },
+	{ "hold4096", "4 co, 4 KiB held", 4096, ours_hold4k, ACO(aco_hold4k), 1, 0, {0}, {0} },
+	{ "hold65536", "4 co, 64 KiB held", 65536, ours_hold64k, ACO(aco_hold64k), 1, 0, {0}, {0} },
+	{ "create", "create+run+free", 0, ours_create, ACO(aco_create_run_free), 1, 0, {0}, {0} },
+	{ "heap", "heap B/suspended, 48 B held", 48, ours_heap, ACO(aco_heap), 0, 1, {0}, {0} },
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
@@ -344,16 +347,9 @@ static void calibrate(struct variant *v)
 		v->count *= 2;
 }
 
-static void sorted(const double *s, int n, double *out)
+/* A library's samples, sorted (s), as the table shows them. */
+static void print_figure(const double *s, int is_time, char *buf, size_t size)
 {
-	memcpy(out, s, n * sizeof *s);
-	qsort(out, n, sizeof *out, compare_doubles);
-}
-
-static void print_figure(const double *samples, int is_time, char *buf, size_t size)
-{
-	double s[REPEATS];
-	sorted(samples, REPEATS, s);
 	if (is_time)
 		snprintf(buf, size, "%.1f [%.1f-%.1f]", quantile(s, REPEATS, 0.5), s[0], s[REPEATS - 1]);
 	else
@@ -371,25 +367,26 @@ static void report(FILE *csv)
 	for (i = 0; i < NVARIANTS; i++) {
 		struct variant *v = &variants[i];
 		char ours[64], aco[64] = "-", ratio[64] = "-";
-		double r[REPEATS], s[REPEATS], med = 0, q1 = 0, q3 = 0;
+		double r[REPEATS], med = 0, q1 = 0, q3 = 0;
+		/* The ratios first, each of one repeat: then the samples sorted. */
+		for (k = 0; v->aco != NULL && k < REPEATS; k++)
+			r[k] = v->ours_samples[k] / v->aco_samples[k];
+		sort_sample(v->ours_samples, REPEATS);
 		print_figure(v->ours_samples, v->is_time, ours, sizeof ours);
 		if (v->aco != NULL) {
+			sort_sample(v->aco_samples, REPEATS);
 			print_figure(v->aco_samples, v->is_time, aco, sizeof aco);
-			for (k = 0; k < REPEATS; k++)
-				r[k] = v->ours_samples[k] / v->aco_samples[k];
-			sorted(r, REPEATS, s);
-			med = quantile(s, REPEATS, 0.5), q1 = quantile(s, REPEATS, 0.25), q3 = quantile(s, REPEATS, 0.75);
+			sort_sample(r, REPEATS);
+			med = quantile(r, REPEATS, 0.5), q1 = quantile(r, REPEATS, 0.25), q3 = quantile(r, REPEATS, 0.75);
 			snprintf(ratio, sizeof ratio, "%.2f [%.2f-%.2f]", med, q1, q3);
 		}
 		printf("%-28s %24s %24s   %s\n", v->label, ours, aco, ratio);
-		if (csv != NULL) {
-			sorted(v->ours_samples, REPEATS, s);
-			fprintf(csv, "%s/%s,peer_%s,48,%s,%.2f,%.2f,%.2f,%s,%.2f,%.3f,%.3f,%.3f\n", BENCH_BACKEND,
-				BENCH_HOST, v->name, v->is_time ? "ns" : "bytes", quantile(s, REPEATS, 0.5), s[0],
-				s[REPEATS - 1], v->aco != NULL ? "libaco" : "-",
-				v->aco != NULL ? (sorted(v->aco_samples, REPEATS, s), quantile(s, REPEATS, 0.5)) : 0.0,
-				med, q1, q3);
-		}
+		if (csv != NULL)
+			fprintf(csv, "%s/%s,peer_%s,%d,%s,%.2f,%.2f,%.2f,%s,%.2f,%.3f,%.3f,%.3f\n", BENCH_BACKEND,
+				BENCH_HOST, v->name, v->held, v->is_time ? "ns" : "bytes",
+				quantile(v->ours_samples, REPEATS, 0.5), v->ours_samples[0],
+				v->ours_samples[REPEATS - 1], v->aco != NULL ? "libaco" : "-",
+				v->aco != NULL ? quantile(v->aco_samples, REPEATS, 0.5) : 0.0, med, q1, q3);
 	}
 }
 

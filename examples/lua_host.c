@@ -29,8 +29,9 @@
  * threads' own stacks) lives on Lua's heap and stays valid across a wait.
  * The C locals of a waiting script (wait's, and those of the C functions
  * below it: table.sort's, the VM's) live on the run stack and have no valid
- * address until it runs again: they are never handed to another script.  The host's own state lives in main's frame, off the
- * run stack, so every script may reach it.
+ * address until it runs again: they are never handed to another script.
+ * The host's own state lives in main's frame, off the run stack, so every
+ * script may reach it.
  */
 #include "coroutine.h"
 
@@ -223,42 +224,60 @@ static int any_failed(const struct host *h)
 	return 0;
 }
 
+/* The schedule, the Lua state with wait and tick, and room for count
+ * scripts; 0 when out of memory. */
+static int open_host(struct host *h, int count)
+{
+	h->S = coroutine_open();
+	h->L = luaL_newstate();
+	h->count = count;
+	h->scripts = calloc((size_t)count, sizeof *h->scripts);
+	h->tick = 0;
+	h->running = NULL;
+	if (h->S == NULL || h->L == NULL || h->scripts == NULL)
+		return 0;
+	luaL_openlibs(h->L);
+	register_functions(h);
+	return 1;
+}
+
+/* Runs the scripts, a tick at a time, until none is live. */
+static void run_host(struct host *h)
+{
+	lua_Integer next;
+	while ((next = next_tick(h)) != -1) {
+		h->tick = next;
+		run_tick(h);
+	}
+}
+
+/* Lua first: a finalizer that lua_close runs may call wait, which asks
+ * the schedule whether a script is running. */
+static void close_host(struct host *h)
+{
+	lua_close(h->L);
+	coroutine_close(h->S);
+	free(h->scripts);
+}
+
 int main(int argc, char *argv[])
 {
 	/* In main's frame, off the run stack: every script's wait reaches it. */
 	struct host h;
-	lua_Integer next;
 	int i, failed;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s SCRIPT...\n", argv[0]);
 		return 2;
 	}
-	h.S = coroutine_open();
-	h.L = luaL_newstate();
-	h.count = argc - 1;
-	h.scripts = calloc((size_t)h.count, sizeof *h.scripts);
-	if (h.S == NULL || h.L == NULL || h.scripts == NULL) {
+	if (!open_host(&h, argc - 1)) {
 		fprintf(stderr, "%s: out of memory\n", argv[0]);
 		return 1;
 	}
-	h.tick = 0;
-	h.running = NULL;
-	luaL_openlibs(h.L);
-	register_functions(&h);
-
 	for (i = 0; i < h.count; i++)
 		add_script(&h, &h.scripts[i], argv[i + 1]);
-	while ((next = next_tick(&h)) != -1) {
-		h.tick = next;
-		run_tick(&h);
-	}
-
+	run_host(&h);
 	failed = any_failed(&h);
-	/* Lua first: a finalizer that lua_close runs may call wait, which asks
-	 * the schedule whether a script is running. */
-	lua_close(h.L);
-	coroutine_close(h.S);
-	free(h.scripts);
+	close_host(&h);
 	return failed;
 }
