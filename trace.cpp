@@ -9,7 +9,6 @@
  */
 #include "trace.h"
 #include "trace_frames.h"
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +23,12 @@ struct step {
 	long owned;              /* bytes left on the run stack, not copied */
 	int returned;            /* the coroutine returned: no yield */
 	long copied_out;         /* bytes copied out at the yield */
-	long heap_before[2];     /* both heap copies before and after the */
-	long heap[2];            /* step: bytes, 0 none yet, -1 freed */
-	const struct step *copies_before[2]; /* the yields whose slices the */
-	const struct step *copies[2];        /* heap copies hold (NULL: none) */
+	long heap[2];            /* both heap copies after the step: bytes, 0 none yet, -1 freed */
+	const struct step *copies[2]; /* the yields whose slices they hold (NULL: none) */
 	char said_before[32];    /* what the program printed before the resume */
 	char said[64];           /* and during it */
 	int nframes;
 	struct frame frames[MAX_FRAMES];
-	const struct step *overwritten; /* at a first run, the last yield */
 };
 
 /* One program's steps, steps[first .. end), on a run stack of size bytes
@@ -188,7 +184,7 @@ static void json_frames(const struct step *s)
  * slice it holds (frames), both heap copies (heap, copies) and the bytes
  * that moved (dir "out", "in", "kept", "none"). */
 static void json_step(const char *title, const char *said, int owner, long bytes, const struct step *frames,
-		      const long heap[2], const struct step *const copies[2], const char *dir, long moved, int id)
+		      const long heap[2], const struct step *const copies[2], const char *dir, int id)
 {
 	fputs("{title:", page);
 	json_string(title);
@@ -200,7 +196,7 @@ static void json_step(const char *title, const char *said, int owner, long bytes
 	json_frames(copies[0]);
 	fputc(',', page);
 	json_frames(copies[1]);
-	fprintf(page, "],dir:\"%s\",moved:%ld", dir, moved);
+	fprintf(page, "],dir:\"%s\",moved:%ld", dir, bytes);
 }
 
 /* A first run: the run stack still holds the last yield's bytes, which
@@ -217,26 +213,25 @@ static void json_overwritten(const struct step *old)
  * yield or the return that ended it. */
 static void json_steps(const struct walkthrough *w)
 {
+	static const struct step start = {}; /* before a walkthrough's first step */
 	char title[160];
 	for (int i = w->first; i < w->end; i++) {
-		const struct step *s = &steps[i];
+		const struct step *s = &steps[i], *prev = i > w->first ? s - 1 : &start;
 		resume_line(s, title, sizeof title);
 		if (s->first_run) {
-			json_step(title, s->said_before, -1, 0, NULL, s->heap_before, s->copies_before, "none", 0,
-				  s->id);
-			json_overwritten(s->overwritten);
+			json_step(title, s->said_before, -1, 0, NULL, prev->heap, prev->copies, "none", s->id);
+			/* the run stack still holds the last yield's bytes */
+			json_overwritten(prev->copies[prev->id] == prev ? prev : NULL);
 		} else {
-			json_step(title, s->said_before, s->id, s->owned + s->copied_in, s->copies_before[s->id],
-				  s->heap_before, s->copies_before, s->owned ? "kept" : "in",
-				  s->owned + s->copied_in, s->id);
+			json_step(title, s->said_before, s->id, s->owned + s->copied_in, prev->copies[s->id],
+				  prev->heap, prev->copies, s->owned ? "kept" : "in", s->id);
 		}
 		fputs("},\n", page);
 		after_line(s, title, sizeof title);
 		if (s->returned)
-			json_step(title, s->said, -1, 0, NULL, s->heap, s->copies, "none", 0, s->id);
+			json_step(title, s->said, -1, 0, NULL, s->heap, s->copies, "none", s->id);
 		else
-			json_step(title, s->said, s->id, s->copied_out, s, s->heap, s->copies, "out", s->copied_out,
-				  s->id);
+			json_step(title, s->said, s->id, s->copied_out, s, s->heap, s->copies, "out", s->id);
 		fputs("},\n", page);
 	}
 }
@@ -310,10 +305,6 @@ void trace_resume(struct schedule *S, int id)
 		now->owned = size;
 	else
 		now->copied_in = size;
-	if (now->first_run && on_run_stack >= 0 && on_run_stack < 2)
-		now->overwritten = last_yield[on_run_stack];
-	memcpy(now->heap_before, heap_now, sizeof heap_now);
-	memcpy(now->copies_before, last_yield, sizeof last_yield);
 	if (nwalkthroughs > 0)
 		walkthroughs[nwalkthroughs - 1].end = nsteps;
 	if (html) {

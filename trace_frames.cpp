@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The run stack's size, and its guard's, as coroutine.h gives them. */
+/* The run stack's size, and its guard's, as coroutine.cpp's defaults. */
 #ifndef COROUTINE_STACK_SIZE
 #define COROUTINE_STACK_SIZE (1024 * 1024)
 #endif
@@ -333,12 +333,33 @@ static uintptr_t start_state(uintptr_t R, struct regs *r)
 	return r->sp;
 }
 
-/* Whether the function at f is called, by a call naming it, from the
- * function [from, from + len). */
-static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
+/* coroutine_yield's code, [yield, yield + yield_len), found once. */
+static uintptr_t yield, yield_len;
+
+/* The next function that coroutine_yield calls by name, after the call
+ * that returns to *ra (0: from the start); *ra becomes that call's return
+ * address.  0 after the last. */
+static uintptr_t next_call(uintptr_t *ra)
 {
-	for (uintptr_t ra = from + 5; ra <= from + len; ra++)
-		if (call_target(ra) == f)
+#if defined(__x86_64__) || defined(__i386__)
+	const uintptr_t first = 5, step = 1; /* call rel32, at any byte */
+#else
+	const uintptr_t first = 4, step = 4; /* bl */
+#endif
+	for (*ra = *ra == 0 ? yield + first : *ra + step; *ra <= yield + yield_len; *ra += step) {
+		uintptr_t f = call_target(*ra);
+		if (f != 0 && function_start(f) == f)
+			return f;
+	}
+	return 0;
+}
+
+/* Whether coroutine_yield calls the function at f by name. */
+static int yield_calls(uintptr_t f)
+{
+	uintptr_t ra = 0, g;
+	while ((g = next_call(&ra)) != 0)
+		if (g == f)
 			return 1;
 	return 0;
 }
@@ -353,13 +374,11 @@ static int calls(uintptr_t from, uintptr_t len, uintptr_t f)
  * the red zone, just below the return address in R; save_stack's frame
  * puts it further down.
  */
-static void saves_called(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t yield_len, char *out, size_t len)
+static void saves_called(uintptr_t R, uintptr_t bottom, char *out, size_t len)
 {
 	char name[256], deep[256] = "", shallow[256] = "";
-	for (uintptr_t ra = yield + 5; ra <= yield + yield_len; ra++) {
-		uintptr_t f = call_target(ra);
-		if (f == 0 || function_start(f) != f)
-			continue;
+	uintptr_t ra = 0, f;
+	while ((f = next_call(&ra)) != 0) {
 		name_at(f, name, sizeof name);
 		if (strncmp(name, "save_shallow", 12) == 0)
 			copy_name(shallow, sizeof shallow, name);
@@ -371,7 +390,7 @@ static void saves_called(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr
 }
 
 /*
- * The save's name (x86).  Usually the call that left the return address in
+ * The save's name.  Usually the call that left the return address in
  * R names it.  When coroutine_yield called the switch instead (built
  * without optimisation), the save's own calls, just below its frame, still
  * hold their return addresses into it.  So may the calls of the functions
@@ -382,7 +401,7 @@ static void saves_called(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr
  * taken first; else the highest one below R into a function that
  * coroutine_yield calls.
  */
-static void save_name(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t yield_len, char *out, size_t len)
+static void save_name(uintptr_t R, uintptr_t bottom, char *out, size_t len)
 {
 	uintptr_t save = call_target(*(uintptr_t *)R);
 	if (save != 0 && function_start(save) == save) {
@@ -394,7 +413,7 @@ static void save_name(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t 
 	out[0] = '\0';
 	for (uintptr_t slot = R - WORD; slot > R - 512; slot -= WORD) {
 		uintptr_t f = function_start(*(uintptr_t *)slot - 1);
-		if (f == 0 || f == yield || !calls(yield, yield_len, f))
+		if (f == 0 || f == yield || !yield_calls(f))
 			continue;
 		name_at(f, name, sizeof name);
 		if (strncmp(name, "save_", 5) == 0) {
@@ -405,7 +424,7 @@ static void save_name(uintptr_t R, uintptr_t bottom, uintptr_t yield, uintptr_t 
 			copy_name(out, len, name);
 	}
 	if (out[0] == '\0')
-		saves_called(R, bottom, yield, yield_len, out, len);
+		saves_called(R, bottom, out, len);
 }
 
 static int returns_into(uintptr_t slot, uintptr_t function)
@@ -427,7 +446,7 @@ static int returns_into(uintptr_t slot, uintptr_t function)
  * each after the one in *R (0: none yet), and find_frames takes the first
  * that unwinds up to the top.
  */
-static int save_return_slot(uintptr_t bottom, uintptr_t top, uintptr_t yield, uintptr_t *R)
+static int save_return_slot(uintptr_t bottom, uintptr_t top, uintptr_t *R)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	for (*R = *R == 0 ? bottom - 2 * WORD : *R + WORD; *R < top; *R += WORD)
@@ -579,13 +598,10 @@ static uintptr_t walk_up_from(uintptr_t R, uintptr_t bottom, uintptr_t top, stru
  * frame record lies at the bottom of its frame).  Returns the save's CFA,
  * the bottom, or 0; names the save in name.
  */
-static uintptr_t walk_up_from_frameless_save(uintptr_t bottom, uintptr_t top, uintptr_t yield, uintptr_t yield_len,
-					      struct walk *w, char *name, size_t len)
+static uintptr_t walk_up_from_frameless_save(uintptr_t bottom, uintptr_t top, struct walk *w, char *name, size_t len)
 {
-	for (uintptr_t ra = yield + 4; ra <= yield + yield_len; ra += 4) {
-		uintptr_t f = call_target(ra);
-		if (f == 0 || function_start(f) != f)
-			continue;
+	uintptr_t ra = 0, f;
+	while ((f = next_call(&ra)) != 0) {
 		name_at(f, name, len);
 		if (strncmp(name, "save_shallow", 12) != 0)
 			continue;
@@ -610,18 +626,16 @@ static uintptr_t walk_up_from_frameless_save(uintptr_t bottom, uintptr_t top, ui
 int find_frames(long size, struct frame *frames)
 {
 	uintptr_t top = run_stack_top, bottom = top - (uintptr_t)size;
-	uintptr_t yield_len, yield = function_start((uintptr_t)coroutine_yield, &yield_len);
 	struct walk w;
 	uintptr_t R = 0, save_cfa = 0;
 	if (top == 0 || yield == 0)
 		return 0;
 	char frameless_save[NAME_LEN] = "";
-	while (save_cfa == 0 && save_return_slot(bottom, top, yield, &R))
+	while (save_cfa == 0 && save_return_slot(bottom, top, &R))
 		save_cfa = walk_up_from(R, bottom, top, &w);
 #if defined(__aarch64__)
 	if (save_cfa == 0)
-		save_cfa = walk_up_from_frameless_save(bottom, top, yield, yield_len, &w, frameless_save,
-						       sizeof frameless_save);
+		save_cfa = walk_up_from_frameless_save(bottom, top, &w, frameless_save, sizeof frameless_save);
 #endif
 	if (save_cfa == 0)
 		return 0;
@@ -653,7 +667,7 @@ int find_frames(long size, struct frame *frames)
 		if (n == 0 && frameless_save[0] != '\0')
 			copy_name(frames[0].name, sizeof frames[0].name, frameless_save);
 		else if (n == 0)
-			save_name(R, bottom, yield, yield_len, frames[0].name, sizeof frames[0].name);
+			save_name(R, bottom, frames[0].name, sizeof frames[0].name);
 		else
 			name_frame(w.pc[n], frames[n].name, sizeof frames[n].name);
 		frames[n].size = end - below;
@@ -678,17 +692,13 @@ void start_frames(struct schedule *S)
 	if (symbols == NULL) {
 		symbols = backtrace_create_state(NULL, 0, ignore_error, NULL);
 		find_start_routine();
+		yield = function_start((uintptr_t)coroutine_yield, &yield_len);
 	}
 	find_run_stack(S);
 }
-
-void run_stack_sizes(long *size, long *guard)
-{
-	*size = COROUTINE_STACK_SIZE;
-	*guard = guard_size > 0 ? guard_size : GUARD_SIZE;
-}
 #else
 const int frames_known = 0;
+static const long guard_size = 0; /* not measured */
 
 void start_frames(struct schedule *)
 {
@@ -698,10 +708,10 @@ int find_frames(long, struct frame *)
 {
 	return 0;
 }
+#endif
 
 void run_stack_sizes(long *size, long *guard)
 {
 	*size = COROUTINE_STACK_SIZE;
-	*guard = GUARD_SIZE;
+	*guard = guard_size > 0 ? guard_size : GUARD_SIZE;
 }
-#endif

@@ -16,7 +16,7 @@ struct frame {
 };
 
 /* 1 where the frames of a slice can be found (Linux with glibc on x86_64,
- * i686, aarch64), 0 elsewhere. */
+ * i686, aarch64, built with libbacktrace: not TRACE_NO_FRAMES), 0 elsewhere. */
 extern const int frames_known;
 
 /* Before a program makes its coroutines on S: where S's run stack is. */
