@@ -3,12 +3,12 @@
 # (consumer-test).
 
 # ---- The release tarball -----------------------------------------------------------
-# build/coroutine-1.0.0.tar.gz: every file of the commit checked out
-# (DIST_COMMIT), under coroutine-1.0.0/, but the CI script and .gitignore;
+# build/coroutine-1.0.0.tar.gz: every file of the commit DIST_COMMIT (HEAD
+# unless given), under coroutine-1.0.0/, but the CI script and .gitignore;
 # and its SHA-256 as sha256sum writes it (and `sha256sum -c` reads it).
 # git archive gives the same bytes for the same commit, so anyone can check
 # a published hash by running make dist at the release's tag.  Changes not
-# committed are not in it: it says so.
+# committed are not in it: for HEAD, it says so.
 DIST_NAME   := coroutine-$(VERSION)
 DIST_DIR    ?= build
 DIST_COMMIT ?= HEAD

@@ -4,9 +4,9 @@
 /^## Make targets/ { in_table = 1; next }
 in_table && /^## / { exit }
 in_table && /^\| `/ {
-	split($0, cell, "|")
+	ncells = split($0, cell, "|")
 	names = cell[2]; text = cell[3]
-	for (i = 4; i < length(cell); i++) text = text "|" cell[i]
+	for (i = 4; i < ncells; i++) text = text "|" cell[i]
 	if (list) {
 		n = split(names, part, "/")
 		for (i = 1; i <= n; i++) {

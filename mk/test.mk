@@ -50,10 +50,12 @@ $(O)/late_runtime_plugin.so: test/support/late_runtime_plugin.cpp test/support/l
 
 # And the same library built with clang++ against libc++ and libc++abi
 # (libc++-dev), a second C++ runtime beside libstdc++: natively only, and
-# where it does not build, its tests say so and skip.
+# where it does not build, one line says so and its tests skip.
 LIBCXX_CXX ?= clang++ -stdlib=libc++
 $(O)/late_runtime_plugin_libcxx.so: test/support/late_runtime_plugin.cpp test/support/late_runtime.h coroutine.h
-	-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -gdwarf-4 $(TEST_INCLUDES) -fPIC -shared $< -o $@
+	$(if $(shell command -v $(firstword $(LIBCXX_CXX))), \
+		-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -gdwarf-4 $(TEST_INCLUDES) -fPIC -shared $< -o $@, \
+		@echo "$@: not built, no $(firstword $(LIBCXX_CXX)) (Debian: clang libc++-dev libc++abi-dev)")
 
 $(O)/test_late_runtime: TESTLIBS += -rdynamic
 $(O)/test_late_runtime: | $(O)/late_runtime_plugin.so $(if $(EMULATOR),,$(O)/late_runtime_plugin_libcxx.so)
@@ -122,7 +124,7 @@ LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
 # dl_iterate_phdr: no C++ symbols).
 .PHONY: check-no-cxx-runtime check-shared
 check-no-cxx-runtime: $(O)/libcoroutine.a
-	@if nm -u $< | grep -v '^ *w __cxa_get_globals$$' | awk '{ print $$NF }' \
+	@if $(NM) -u $< | grep -v '^ *w __cxa_get_globals$$' | awk '{ print $$NF }' \
 		| grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_|__atomic_|__sync_)'; then \
 		echo "$< needs the C++ runtime or libatomic for the symbols above"; exit 1; fi
 

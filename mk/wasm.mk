@@ -35,16 +35,16 @@ WASM_OPT_SMALL := -Os
 
 .PHONY: wasm-test
 wasm-test:
-	@$(WASM_MAKE) TESTS=driver check check-outputs
+	+@$(WASM_MAKE) TESTS=driver check check-outputs
 	@echo "== script nesting too deep (examples/deep.txt)"
 	@$(WASM_RUN) $(WASM_B)/fiber/examples/script.js examples/deep.txt examples/scripts/hello.txt \
 		> $(WASM_B)/script-deep.out 2> $(WASM_B)/script-deep.err; test $$? = 1
 	@cmp examples/script-deep.expected $(WASM_B)/script-deep.out
 	@cmp examples/script-deep.stderr $(WASM_B)/script-deep.err
-	@$(WASM_MAKE) B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
+	+@$(WASM_MAKE) B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
 	@echo "== test/platform/wasm_faults.sh"
 	@test/platform/wasm_faults.sh "$(WASM_RUN)" $(WASM_B)/faults/fiber/wasm_faults.js
-	@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS=driver check
+	+@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS=driver check
 	@env -u NODE_PATH LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's wasm lines" \
 		test/docs/first_program.sh $(WASM_B)/readme wasm-build
 
@@ -52,7 +52,7 @@ wasm-test:
 # round trip, under node, built with WASM_OPT (-O2 unless given).
 .PHONY: bench-wasm
 bench-wasm:
-	@$(WASM_MAKE) $(WASM_B)/fiber/bench_wasm.js
+	+@$(WASM_MAKE) $(WASM_B)/fiber/bench_wasm.js
 	$(WASM_RUN) $(WASM_B)/fiber/bench_wasm.js
 
 $(O)/bench_wasm.js: bench/bench_wasm.c coroutine.h $(O)/libcoroutine.a
