@@ -120,7 +120,7 @@ static ALWAYS_INLINE int trailing_zeros(uint64_t x) { unsigned long i; _BitScanF
  * store p and load it back.  (_ReadWriteBarrier orders memory, not a value
  * kept in a register.) */
 static ALWAYS_INLINE char *launder(char *p) { char *volatile opaque = p; return opaque; }
-static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_InterlockedIncrement64((volatile __int64 *)n); }
+static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_InterlockedIncrement64((volatile long long *)n); /* __int64 is long long */ }
 #else
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif

@@ -21,7 +21,7 @@
  *
  * The guard, thread and refusal checks run in child processes (see
  * child.h) or threads, which WebAssembly without -pthread has neither of:
- * there the guard is plain memory anyway (see test/wasm_faults.c), and a
+ * there the guard is plain memory anyway (see test/platform/wasm_faults.c), and a
  * program has one thread.
  */
 #if defined(__wasm__)

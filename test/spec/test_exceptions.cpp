@@ -14,7 +14,7 @@
  * another and to main; and an exception that escapes a coroutine's
  * function ends the program in std::terminate.
  *
- * Built with -DTEST_PLAIN it needs no CMocka (test/plain_suite.h): so it
+ * Built with -DTEST_PLAIN it needs no CMocka (test/support/plain_suite.h): so it
  * runs under wine (make windows-test) and where CMocka does not (riscv64).
  */
 #ifdef TEST_PLAIN

@@ -149,9 +149,14 @@ static void skip_unless_modes_round_differently(void)
 	}
 }
 
-/* Each test gets a fresh schedule in *state, and main's mode back after. */
+/* Each test gets a fresh schedule in *state, and main's whole FP
+ * environment back after, even from a test that failed halfway. */
+static fenv_t mains_env;
+
 static int open_schedule(void **state)
 {
+	if (fegetenv(&mains_env) != 0)
+		return -1;
 	*state = coroutine_open();
 	return *state == NULL ? -1 : 0;
 }
@@ -159,7 +164,7 @@ static int open_schedule(void **state)
 static int close_schedule(void **state)
 {
 	coroutine_close((struct schedule *)*state);
-	return fesetround(FE_TONEAREST);
+	return fesetenv(&mains_env);
 }
 
 static void test_coroutine_mode_survives_yields(void **state)
@@ -280,7 +285,6 @@ static void skip_unless_flush_to_zero_acts(void)
 static void test_new_coroutine_starts_with_mains_flush_to_zero(void **state)
 {
 	struct schedule *S = (struct schedule *)*state;
-	unsigned int mains = _mm_getcsr();
 	int on, seen;
 	skip_unless_flush_to_zero_acts();
 	for (on = 1; on >= 0; on--) {
@@ -289,7 +293,6 @@ static void test_new_coroutine_starts_with_mains_flush_to_zero(void **state)
 		coroutine_resume(S, coroutine_new(S, note_flush_to_zero, &seen));
 		assert_int_equal(seen, on);
 	}
-	_mm_setcsr(mains);
 }
 #endif
 

@@ -8,7 +8,7 @@
  *
  * On Linux the library is a .so that dlopen loads; on Windows a DLL that
  * LoadLibrary loads, built against MinGW's libstdc++-6.dll.  Built with
- * -DTEST_PLAIN it needs no CMocka (test/plain_suite.h): so it runs under
+ * -DTEST_PLAIN it needs no CMocka (test/support/plain_suite.h): so it runs under
  * wine (make windows-test-runtime-dll).
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
@@ -21,6 +21,7 @@
 #include "late_runtime.h"
 #include "modules.h"
 #include "child.h"
+#include "gate.h"
 
 /* Whether the program has a C++ runtime already (modules.h loads the
  * library): what differs between Windows and the others. */
@@ -47,16 +48,16 @@ static char plugin_path[4096];
 static char plugin_libcxx_path[4096];
 #endif
 
-/* Linked with the C++ driver (make sanitize), the program has a runtime
- * from the start, and the test below only checks what test_exceptions
- * does. */
 static void yield_once(struct schedule *S, void *ud)
 {
 	(void)ud;
 	coroutine_yield(S);
 }
 
-/* Looking for a runtime must not load one: only what is loaded counts. */
+/* Looking for a runtime must not load one: only what is loaded counts.
+ * Linked with the C++ driver (make sanitize), the program has a runtime
+ * from the start: this test skips, and the tests after it only check what
+ * test_exceptions does. */
 static void test_program_starts_without_cxx_runtime(void **state)
 {
 	struct schedule *S;
@@ -122,7 +123,7 @@ static void load_or_die(const char *path, struct plugin *p)
 
 /* Two coroutines of plugin p yield inside their handlers; main, in p's own
  * handler, resumes the first; each then rethrows, after the other plugin's
- * did the same in between (run_handlers_then_rethrow). */
+ * did the same in between (rethrow_in_main_then_b). */
 struct handlers {
 	struct plugin p;
 	struct handler a, b, m;
@@ -229,15 +230,16 @@ static void test_two_runtimes_libcxx_first_each_keep_their_own(void **state)
 struct second_thread {
 	struct schedule *S;
 	struct handlers h;
-	volatile int loaded; /* set by the first thread, once it used the plugin */
+	gate opened; /* by the second thread, once its schedule has looked */
+	gate loaded; /* by the first, once it has used the plugin */
 };
 
 static void open_then_use_the_plugin(void *arg)
 {
 	struct second_thread *t = arg;
 	t->S = coroutine_open(); /* looks, before the load */
-	while (!t->loaded)
-		let_other_threads_run();
+	open_gate(&t->opened);
+	wait_at_gate(&t->loaded);
 	start_handlers(t->S, &t->h, "second thread's a", "second thread's b", "second thread's main");
 	rethrow_in_main_then_b(t->S, &t->h);
 	coroutine_close(t->S);
@@ -250,18 +252,17 @@ static void runtime_found_by_another_thread_first(void *arg)
 	struct thread second;
 	struct schedule *S = coroutine_open();
 	(void)arg;
-	t.S = NULL;
-	t.loaded = 0;
-	if (!start_thread(&second, open_then_use_the_plugin, &t))
+	if (!make_gate(&t.opened) || !make_gate(&t.loaded) || !start_thread(&second, open_then_use_the_plugin, &t))
 		exit(3);
-	while (t.S == NULL)
-		let_other_threads_run();
+	wait_at_gate(&t.opened);
 	load_or_die(plugin_path, &mine.p);
 	t.h.p = mine.p;
 	start_handlers(S, &mine, "first thread's a", "first thread's b", "first thread's main");
 	rethrow_in_main_then_b(S, &mine);
-	t.loaded = 1;
+	open_gate(&t.loaded);
 	join_thread(&second);
+	remove_gate(&t.opened);
+	remove_gate(&t.loaded);
 	coroutine_close(S);
 	exit_with_what_was_rethrown(&t.h, 1);
 }

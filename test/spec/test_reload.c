@@ -34,6 +34,7 @@
 #include "support.h"
 #endif
 
+#include "gate.h"
 #include "modules.h"
 #include "reload.h"
 
@@ -44,37 +45,12 @@ enum {
 	STEPS = 5,      /* a coroutine's steps, with a yield between each two */
 };
 
-/* One-shot gates between two threads, and faults reported: what differs
- * between Windows and the others (modules.h loads the modules). */
+/* The modules' names, and faults reported: what differs between Windows
+ * and the others (modules.h loads the modules, gate.h the gates). */
 #ifdef _WIN32
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-
 #define PLUGIN "reload_plugin.dll"
 #define LIBRARY "libcoroutine.dll"
 #define OTHER "ws2_32.dll" /* one of Windows' own, which nothing here uses */
-typedef HANDLE gate;
-
-static int make_gate(gate *g)
-{
-	*g = CreateEventA(NULL, TRUE, FALSE, NULL);
-	return *g != NULL;
-}
-
-static void open_gate(gate *g)
-{
-	SetEvent(*g);
-}
-
-static void wait_at_gate(gate *g)
-{
-	WaitForSingleObject(*g, INFINITE);
-}
-
-static void remove_gate(gate *g)
-{
-	CloseHandle(*g);
-}
 
 /*
  * A fault ends the program at once, saying where (code left behind faults
@@ -99,33 +75,8 @@ static void report_faults(void)
 	AddVectoredExceptionHandler(1, report_fault);
 }
 #else
-#include <dlfcn.h>
-#include <semaphore.h>
-
 #define PLUGIN "reload_plugin.so"
 #define OTHER "reload_other.so"
-typedef sem_t gate;
-
-static int make_gate(gate *g)
-{
-	return sem_init(g, 0, 0) == 0;
-}
-
-static void open_gate(gate *g)
-{
-	sem_post(g);
-}
-
-static void wait_at_gate(gate *g)
-{
-	while (sem_wait(g) != 0)
-		; /* interrupted by a signal */
-}
-
-static void remove_gate(gate *g)
-{
-	sem_destroy(g);
-}
 
 static void report_faults(void)
 {

@@ -9,7 +9,7 @@
  * library is compared with a small model of the ids and statuses (the
  * original's rules), and every frame's data is checked after every switch.
  *
- * Shared by test/test_model.c (programs from fixed seeds) and
+ * Shared by test/spec/test_model.c (programs from fixed seeds) and
  * fuzz/fuzz_model.c (programs from libFuzzer).
  */
 #ifndef MODEL_H
