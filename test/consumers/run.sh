@@ -135,8 +135,7 @@ sha256=$(cut -d' ' -f1 "$dist/coroutine-$version.tar.gz.sha256")
 # readme BLOCK: README's block (test/docs/readme_block.sh), the tarball's
 # address and hash in place of <releases> and <sha256>.
 readme() {
-	test/docs/readme_block.sh "$1" > "$work/$1.block" || return 1
-	sed -e "s|<releases>|$releases|g" -e "s|<sha256>|$sha256|g" "$work/$1.block"
+	test/docs/readme_block.sh "$1" | sed -e "s|<releases>|$releases|g" -e "s|<sha256>|$sha256|g"
 }
 
 # readme_lines_in FILE BLOCK NAME: FILE holds README's BLOCK word for word,
@@ -272,12 +271,7 @@ for combo in $combos; do
 done
 
 # Meson builds the demo when the library is the project, not a subproject.
-meson_demo() {
-	local build=$work/meson-demo
-	[ -f "$build/build.ninja" ] || meson setup "$build" . || return 1
-	ninja -C "$build"
-}
-step "Meson, the library on its own: the demo" meson_demo
+step "Meson, the library on its own: the demo" meson_project . "$work/meson-demo"
 check_demo "$work/meson-demo"
 
 if [[ " $combos " == *" static-ucontext "* ]]; then
