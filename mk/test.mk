@@ -11,24 +11,21 @@ TEST_HEADERS := coroutine.h $(wildcard test/support/*.h)
 TEST_INCLUDES := -I. -Itest/support
 
 # The tests see the backend's macro: where the backends differ by design
-# (test_fpu), a test checks each one's promise.
-define test-c-rule
+# (test_fpu), a test checks each one's promise.  C++ tests (exceptions) are
+# C++17 programs (std::uncaught_exceptions), linked with the C++ driver.
+TEST_CC = $(CC) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) $(TEST_INCLUDES)
+TEST_CXX = $(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES)
+define test-rules
 $(O)/%.o: $(1)/%.c $(TEST_HEADERS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) $$(DEFS_$$(BACKEND)) $$(WARN) $$(CFLAGS) $(TEST_INCLUDES) -c $$< -o $$@
+	$$(TEST_CC) -c $$< -o $$@
+
+$(O)/%.o: $(1)/%.cpp $(TEST_HEADERS)
+	@mkdir -p $$(@D)
+	$$(TEST_CXX) -c $$< -o $$@
 
 endef
-$(foreach d,test/spec test/support test/platform,$(eval $(call test-c-rule,$(d))))
-
-# C++ tests (exceptions) are C++17 programs (std::uncaught_exceptions), built
-# and linked with the C++ driver.
-$(O)/%.o: test/spec/%.cpp $(TEST_HEADERS)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -c $< -o $@
-
-$(O)/%.o: test/platform/%.cpp $(TEST_HEADERS)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -c $< -o $@
+$(foreach d,test/spec test/support test/platform,$(eval $(call test-rules,$(d))))
 
 $(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
@@ -37,7 +34,7 @@ $(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
 # for targets that have none; one source, so that the two cannot drift apart.
 $(O)/driver_cxx.o: test/spec/test_exceptions.cpp $(TEST_HEADERS)
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES) -c $< -o $@
+	$(TEST_CXX) -DTEST_PLAIN -c $< -o $@
 
 $(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ -o $@

@@ -29,7 +29,7 @@ MEMCHECK_BUGS := uninitialised:Conditional.jump.or.move.depends.on.uninitialised
 
 $(O)/bugs/%.o: test/bugs/%.c coroutine.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) -I. -c $< -o $@
+	$(TEST_CC) -c $< -o $@
 
 $(O)/bugs/%: $(O)/bugs/%.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -o $@

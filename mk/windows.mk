@@ -58,7 +58,7 @@ windows-dll-test: $(WINEPREFIX_DIR)/system.reg
 RELOAD_DLLS ?= reload_plugin libcoroutine
 $(O)/reload.o: test/spec/test_reload.c $(TEST_HEADERS)
 	@mkdir -p $(@D)
-	$(CC) -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) $(TEST_INCLUDES) -c $< -o $@
+	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
 
 $(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(addprefix $(O)/,$(addsuffix .dll,$(RELOAD_DLLS)))
 	$(CLINK) $(LDFLAGS) $^ -o $@
@@ -87,7 +87,7 @@ windows-test-runtime-dll: $(WINEPREFIX_DIR)/system.reg
 # late_runtime_plugin.dll then links against, built with it.
 $(O)/late_runtime.o: test/spec/test_late_runtime.c $(TEST_HEADERS)
 	@mkdir -p $(@D)
-	$(CC) -DTEST_PLAIN $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) $(TEST_INCLUDES) -c $< -o $@
+	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
 
 $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/late_runtime_plugin.cpp test/support/late_runtime.h
 	$(CLINK) $(LDFLAGS) $(O)/late_runtime.o $(O)/libcoroutine.a \
