@@ -48,6 +48,24 @@ static char plugin_path[4096];
 static char plugin_libcxx_path[4096];
 #endif
 
+/* A plugin's two functions, found by its path. */
+struct plugin {
+	new_handler_func new_handler;
+	resume_in_handler_func resume_in_handler;
+};
+
+/* Loads the plugin at path into *p; NULL, or what went wrong. */
+static const char *load_plugin(const char *path, struct plugin *p)
+{
+	void *plugin = load_module(path);
+	if (plugin == NULL)
+		return load_error();
+	if (!find_in_module(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
+	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler))
+		return "functions missing";
+	return NULL;
+}
+
 static void yield_once(struct schedule *S, void *ud)
 {
 	(void)ud;
@@ -77,23 +95,20 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 	struct schedule *S = coroutine_open(); /* the thread's first use */
 	int before = coroutine_new(S, yield_once, NULL);
 	struct handler a = { "first", "" }, b = { "second", "" }, m = { "main's", "" };
-	new_handler_func new_handler = NULL; /* found in the plugin below */
-	resume_in_handler_func resume_in_handler = NULL;
-	void *plugin;
+	struct plugin p; /* found in the plugin, loaded below */
+	const char *why;
 	int ia, ib;
 	(void)state;
 	coroutine_resume(S, before); /* suspended before the runtime comes */
-	plugin = load_module(plugin_path);
-	if (plugin == NULL)
-		fail_msg("loading %s: %s", plugin_path, load_error());
-	assert_true(find_in_module(plugin, "new_handler", &new_handler, sizeof new_handler));
-	assert_true(find_in_module(plugin, "resume_in_handler", &resume_in_handler, sizeof resume_in_handler));
-	ia = new_handler(S, &a);
-	ib = new_handler(S, &b);
+	why = load_plugin(plugin_path, &p);
+	if (why != NULL)
+		fail_msg("loading %s: %s", plugin_path, why);
+	ia = p.new_handler(S, &a);
+	ib = p.new_handler(S, &b);
 	coroutine_resume(S, ia); /* a yields inside its handler */
 	coroutine_resume(S, ib); /* so does b */
 	coroutine_resume(S, before);
-	resume_in_handler(S, ia, &m); /* a rethrows inside main's handler */
+	p.resume_in_handler(S, ia, &m); /* a rethrows inside main's handler */
 	coroutine_resume(S, ib);
 	assert_string_equal(a.rethrown, "first");
 	assert_string_equal(b.rethrown, "second");
@@ -105,18 +120,11 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 #ifndef _WIN32
 /* ---- In a child: the process's runtimes come and stay --------------------- */
 
-/* A plugin's two functions, found by its path. */
-struct plugin {
-	new_handler_func new_handler;
-	resume_in_handler_func resume_in_handler;
-};
-
 static void load_or_die(const char *path, struct plugin *p)
 {
-	void *plugin = load_module(path);
-	if (plugin == NULL || !find_in_module(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
-	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler)) {
-		fprintf(stderr, "loading %s: %s\n", path, plugin ? "functions missing" : load_error());
+	const char *why = load_plugin(path, p);
+	if (why != NULL) {
+		fprintf(stderr, "loading %s: %s\n", path, why);
 		exit(2);
 	}
 }
