@@ -73,12 +73,12 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *   NOINLINE, ALWAYS_INLINE  a frame of its own / none, even at -O0
  *   PRINTF_CHECK(f, a)   argument f is a printf format for those from a
  *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
- *   INITIAL_EXEC         a thread_local found without a call (ELF only)
  *   WEAK                 a reference that may stay unresolved (NULL)
  *   KEEP_IN_REGISTERS(a, b), launder(p)  values the optimizer cannot see into
  *   UNREACHABLE()        never reached: the optimizer may count on it
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
  *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
+ *   atomic_swap(l, v), atomic_release(l)  a lock's take (the old value) and give
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
 #define NOINLINE __attribute__((noinline))
@@ -89,13 +89,6 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #define PRINTF_CHECK(f, a) __attribute__((format(printf, f, a)))
 #endif
 #define NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
-#if defined(__ELF__) && defined(__PIC__) && !defined(__PIE__)
-/* A shared library's thread_local is then no call to __tls_get_addr.  (In
- * a program the compiler's own choice, local-exec, is one load quicker.) */
-#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#define INITIAL_EXEC
-#endif
 #define WEAK __attribute__((weak))
 #define KEEP_IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
 #define UNREACHABLE() __builtin_unreachable()
@@ -105,13 +98,14 @@ static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
 /* Inline on every target for a variable aligned to its size: no libatomic.
  * Relaxed: only the numbers must differ. */
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
+static ALWAYS_INLINE long atomic_swap(volatile long *l, long v) { return __atomic_exchange_n(l, v, __ATOMIC_ACQUIRE); }
+static ALWAYS_INLINE void atomic_release(volatile long *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 #elif defined(_MSC_VER)
 #include <intrin.h>
 #define NOINLINE __declspec(noinline)
 #define ALWAYS_INLINE __forceinline
 #define PRINTF_CHECK(f, a) /* cl.exe checks the CRT's own printf only */
 #define NO_SANITIZE_ADDRESS __declspec(no_sanitize_address)
-#define INITIAL_EXEC
 /* No weak references: nothing uses one (see EH_MSVC_ABI). */
 #define KEEP_IN_REGISTERS(a, b) ((void)0)
 #define UNREACHABLE() __assume(0)
@@ -121,6 +115,8 @@ static ALWAYS_INLINE int trailing_zeros(uint64_t x) { unsigned long i; _BitScanF
  * kept in a register.) */
 static ALWAYS_INLINE char *launder(char *p) { char *volatile opaque = p; return opaque; }
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_InterlockedIncrement64((volatile long long *)n); /* __int64 is long long */ }
+static ALWAYS_INLINE long atomic_swap(volatile long *l, long v) { return _InterlockedExchange(l, v); }
+static ALWAYS_INLINE void atomic_release(volatile long *l) { _InterlockedExchange(l, 0); }
 #else
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif
@@ -315,6 +311,8 @@ struct schedule {
 	eh_globals_func eh_runtime;  /* that runtime; NULL until one is found */
 	struct eh_state main_eh;     /* main's, while a coroutine runs */
 	struct more_runtimes *more;  /* the C++ runtimes after the first; rarely any */
+	struct schedule *next_open;  /* the list of open schedules: see list_open_schedule */
+	struct schedule *prev_open;
 #if COROUTINE_ASM || COROUTINE_FIBER
 	context finished_context;    /* where a finished coroutine's last switch saves */
 #endif
@@ -390,12 +388,16 @@ NOINLINE static int grow_slots(struct schedule *S);      /* doubles them: the fi
 static void take_slot(struct schedule *S, int id, struct coroutine *C);
 NOINLINE static void empty_slot(struct schedule *S, int id);
 static int next_used_slot(const struct schedule *S, size_t i); /* at or after i < cap, or -1 */
+/* The open schedules, on one list that a debugger reads. */
+static void list_open_schedule(struct schedule *S);
+static void unlist_closed_schedule(struct schedule *S);
 /* The platforms: len bytes whose lowest guard bytes fault at any touch (or
- * NULL); the schedules counted, so that no registration outlives the last. */
+ * NULL); what the first open schedule starts and the last one stops (under
+ * the list's lock), so that no registration outlives the last. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
-static void note_schedule_opened(void);
-static void note_schedule_closed(void);
+static void first_schedule_opened(void);
+static void last_schedule_closed(void);
 /* The switch: C started on the top of the run stack, main saved in S->main;
  * and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
@@ -405,7 +407,7 @@ static void note_main_stack(struct schedule *S);
 /* Slices in their blocks, copied so that the sanitizers accept it; the
  * quick paths of a shallow one, with no stack frame (NULL: not shallow). */
 static char *slice_bottom(char *dummy); /* where the live slice of dummy's function ends */
-NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown */
+NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown; NULL */
 static unsigned char shallow_room(size_t room); /* C->room, for room bytes of block */
 static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
 static void copy_stack(char *to, const char *from, size_t n);
@@ -437,7 +439,7 @@ static void free_more_runtimes(struct schedule *S);
 /* Threads: a number each, never reused; a schedule that moves here. */
 static uint64_t this_thread(void);
 NOINLINE static void move_to_this_thread(struct schedule *S);
-static thread_local uint64_t thread_number INITIAL_EXEC; /* 0 until this_thread */
+static thread_local uint64_t thread_number; /* 0 until this_thread */
 
 /* ---- Misuse: one line naming the function and the fault, then abort ----- */
 
@@ -495,12 +497,12 @@ struct schedule *coroutine_open(void)
 	S->running = -1;
 	S->thread = S->fast_thread = this_thread();
 	ask_runtimes_on_this_thread(S); /* none yet: the thread's spare */
-	note_schedule_opened(); /* before take_up_runtimes looks for them */
+	list_open_schedule(S); /* before take_up_runtimes looks for them */
 	if (!resize_slots(S, DEFAULT_COROUTINE) || !take_up_runtimes(S) || !map_run_stack(S)) {
+		unlist_closed_schedule(S);
 		free_more_runtimes(S);
 		free_slots(S);
 		free(S);
-		note_schedule_closed();
 		return NULL;
 	}
 	return S;
@@ -730,34 +732,58 @@ NOINLINE NO_ASAN static char *slice_start(void)
 	return slice_bottom(&dummy);
 }
 
-/* Saves the yielding coroutine's slice [bottom, top).  It returns &C->ctx,
+/* Saves the yielding coroutine's slice [bottom, top), and returns &C->ctx,
  * where the switch saves the registers, so that only S lives across the call
- * in coroutine_yield, whose frame is in every slice. */
-NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
+ * in the yield, whose frame is in every slice.  Out of memory for the slice:
+ * NULL, having changed nothing, if the yield may fail; else it stops. */
+static ALWAYS_INLINE context *save_slice(struct schedule *S, char *bottom, const char *func, int may_fail)
 {
 	struct coroutine *C = S->owner;
 	char *top = S->top;
 	if (bottom < S->stack || top - bottom < MIN_SLICE)
-		fail("coroutine_yield: the caller is not on this schedule's run stack "
+		fail("%s: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
-		     top - bottom, STACK_SIZE);
+		     func, top - bottom, STACK_SIZE);
 	size_t size = (size_t)(top - bottom);
 	/* Only a slice larger than the last can need a larger block. */
-	if (size > (size_t)C->size)
-		C = with_room_for(S, size);
+	if (size > (size_t)C->size && (C = with_room_for(S, size)) == NULL) {
+		if (may_fail)
+			return NULL;
+		fail("%s: out of memory saving %zu bytes of stack", func, size);
+	}
 	C->size = (unsigned)size;
 	copy_stack(slice_in_block(C, bottom, size), bottom, size);
 	asan_save_shadow(S, C);
 	return &C->ctx;
 }
 
-/* Tells which of coroutine_yield's checks failed, and stops.  Out of line:
- * the message's arguments would give coroutine_yield a frame on
- * WebAssembly's C stack, in every slice. */
-[[noreturn]] NOINLINE static void refuse_yield(struct schedule *S)
+NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 {
-	check_schedule(S, "coroutine_yield");
-	fail("coroutine_yield: called from outside any coroutine");
+	return save_slice(S, bottom, "coroutine_yield", 0);
+}
+
+NOINLINE NO_ASAN static context *save_stack_if_room(struct schedule *S, char *bottom)
+{
+	return save_slice(S, bottom, "coroutine_try_yield", 1);
+}
+
+/* Tells which of a yield's checks failed, and stops.  Out of line: the
+ * message's arguments would give the yield a frame on WebAssembly's C
+ * stack, in every slice. */
+[[noreturn]] NOINLINE static void refuse_yield(struct schedule *S, const char *func)
+{
+	check_schedule(S, func);
+	fail("%s: called from outside any coroutine", func);
+}
+
+/* The slice saved at *saved, the coroutine leaves the run stack for main;
+ * it comes back here when resumed. */
+static ALWAYS_INLINE void switch_to_main(struct schedule *S, context *saved)
+{
+	S->running = -1; /* only now: growing the coroutine needs its slot */
+	asan_leave_coroutine(S, S->owner);
+	SWITCH_CONTEXT(saved, &S->main);
+	asan_enter_coroutine(S, S->owner);
 }
 
 /*
@@ -773,7 +799,7 @@ NOINLINE NO_ASAN static context *save_stack(struct schedule *S, char *bottom)
 NOINLINE void coroutine_yield(struct schedule *S)
 {
 	if (S == NULL || S->running == -1)
-		refuse_yield(S);
+		refuse_yield(S, "coroutine_yield");
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
@@ -781,10 +807,27 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	context *saved = save_shallow_stack(S, C);
 	if (saved == NULL)
 		saved = save_stack(S, slice_start());
-	S->running = -1; /* only now: growing the coroutine needs its slot */
-	asan_leave_coroutine(S, S->owner);
-	SWITCH_CONTEXT(saved, &S->main);
-	asan_enter_coroutine(S, S->owner);
+	switch_to_main(S, saved);
+}
+
+/* An addition to the original API: see coroutine.h.  The same yield, but
+ * with no memory for the slice it takes its exception state back (its block
+ * is where it was: a failed realloc moves nothing) and returns. */
+NOINLINE int coroutine_try_yield(struct schedule *S)
+{
+	if (S == NULL || S->running == -1)
+		refuse_yield(S, "coroutine_try_yield");
+	struct coroutine *C = S->owner;
+	give_back_eh_state(S, C);
+	context *saved = save_shallow_stack(S, C);
+	if (saved == NULL)
+		saved = save_stack_if_room(S, slice_start());
+	if (saved == NULL) {
+		take_eh_state(S, &C->eh);
+		return -1;
+	}
+	switch_to_main(S, saved);
+	return 0;
 }
 
 /* ---- Asking about coroutines -------------------------------------------- */
@@ -846,12 +889,12 @@ void coroutine_close(struct schedule *S)
 			asan_free_fake_stack(S, C);
 		delete_coroutine(C);
 	}
+	unlist_closed_schedule(S);
 	free_slots(S);
 	free_more_runtimes(S);
 	tools_forget_schedule(S);
 	unmap_guarded(S->stack - GUARD_SIZE, GUARD_SIZE + MAPPED_STACK_SIZE);
 	free(S);
-	note_schedule_closed();
 }
 
 /* ==== The machinery ====================================================== */
@@ -1029,6 +1072,51 @@ static int next_used_slot(const struct schedule *S, size_t i)
 	return (int)(w * 64 + (size_t)trailing_zeros(S->used[0][w]));
 }
 
+/* ---- The open schedules ---------------------------------------------------
+ *
+ * Every open schedule of the process, whatever its thread, is on one list,
+ * so that a debugger finds them all (debug/coroutine-gdb.py reads it, from a
+ * core file too) and a fault can be told whose run stack it hit.  Only open
+ * and close touch it, under a lock of its own: resume and yield pay nothing.
+ * A spin lock, as it is held for a few stores (and, on Windows, the first
+ * registration), and needs no threads library.
+ */
+static struct schedule *open_schedules; /* the last opened first */
+static volatile long open_schedules_lock;
+
+static void lock_open_schedules(void)
+{
+	while (atomic_swap(&open_schedules_lock, 1) != 0)
+		continue;
+}
+
+static void list_open_schedule(struct schedule *S)
+{
+	lock_open_schedules();
+	if (open_schedules == NULL)
+		first_schedule_opened();
+	S->prev_open = NULL;
+	S->next_open = open_schedules;
+	if (open_schedules != NULL)
+		open_schedules->prev_open = S;
+	open_schedules = S;
+	atomic_release(&open_schedules_lock);
+}
+
+static void unlist_closed_schedule(struct schedule *S)
+{
+	lock_open_schedules();
+	if (S->prev_open != NULL)
+		S->prev_open->next_open = S->next_open;
+	else
+		open_schedules = S->next_open;
+	if (S->next_open != NULL)
+		S->next_open->prev_open = S->prev_open;
+	if (open_schedules == NULL)
+		last_schedule_closed();
+	atomic_release(&open_schedules_lock);
+}
+
 /* ---- The platforms: mapping the run stack ------------------------------- */
 #if defined(__APPLE__)
 #include <malloc/malloc.h>
@@ -1156,9 +1244,7 @@ static struct eh_state *linked_runtime(void)
  * coroutine_close: a plugin that closes its schedules before it is freed
  * leaves nothing behind.  Loads while none is open go uncounted, so
  * registering counts one more.  Where ntdll cannot be asked, every call looks. */
-static SRWLOCK schedules_lock = SRWLOCK_INIT;
-static long open_schedules;         /* under schedules_lock */
-static void *registration;          /* its cookie, or NULL: under schedules_lock */
+static void *registration;          /* its cookie, or NULL: under the list's lock */
 static volatile LONG dll_loads;
 
 static VOID CALLBACK count_dll_load(ULONG reason, const void *data, void *context)
@@ -1178,30 +1264,24 @@ static FARPROC ntdll_function(const char *name)
 }
 
 /* The first schedule opened: DLL loads are counted from now on. */
-static void note_schedule_opened(void)
+static void first_schedule_opened(void)
 {
-	AcquireSRWLockExclusive(&schedules_lock);
-	if (open_schedules++ == 0) {
-		FARPROC found = ntdll_function("LdrRegisterDllNotification");
-		InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
-		if (found == NULL
-		    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
-			registration = NULL;
-	}
-	ReleaseSRWLockExclusive(&schedules_lock);
+	FARPROC found = ntdll_function("LdrRegisterDllNotification");
+	InterlockedIncrement(&dll_loads); /* for the loads nobody counted */
+	if (found == NULL
+	    || ((register_dll_notification)(void (*)(void))found)(0, count_dll_load, NULL, &registration) != 0)
+		registration = NULL;
 }
 
 /* The last schedule closed: ntdll forgets count_dll_load. */
-static void note_schedule_closed(void)
+static void last_schedule_closed(void)
 {
-	AcquireSRWLockExclusive(&schedules_lock);
-	if (--open_schedules == 0 && registration != NULL) {
-		FARPROC found = ntdll_function("LdrUnregisterDllNotification");
-		if (found != NULL)
-			((unregister_dll_notification)(void (*)(void))found)(registration);
-		registration = NULL;
-	}
-	ReleaseSRWLockExclusive(&schedules_lock);
+	if (registration == NULL)
+		return;
+	FARPROC found = ntdll_function("LdrUnregisterDllNotification");
+	if (found != NULL)
+		((unregister_dll_notification)(void (*)(void))found)(registration);
+	registration = NULL;
 }
 
 /* Called with a schedule open (the caller's), so the registration stands
@@ -1311,8 +1391,8 @@ static void find_runtimes(struct runtimes *found)
 /* Only Windows with the Itanium C++ ABI registers something while a
  * schedule is open (see modules_changed there). */
 #if !defined(_WIN32) || EH_MSVC_ABI
-static void note_schedule_opened(void) {}
-static void note_schedule_closed(void) {}
+static void first_schedule_opened(void) {}
+static void last_schedule_closed(void) {}
 #endif
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ----------------------------
@@ -1592,8 +1672,9 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 }
 
 /* The yielding coroutine (the owner), its block made to hold a slice of
- * size bytes: realloc may move it, and its slot and S->owner follow (nothing
- * else holds its address across a yield).  Out of the common case's way. */
+ * size bytes, or NULL when out of memory: realloc may move it, and its slot
+ * and S->owner follow (nothing else holds its address across a yield).  Out
+ * of the common case's way. */
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 {
 	struct coroutine *C = S->owner;
@@ -1603,7 +1684,7 @@ NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 		return C;
 	C = (struct coroutine *)realloc(C, sizeof *C + room);
 	if (C == NULL)
-		fail("coroutine_yield: out of memory saving %zu bytes of stack", size);
+		return NULL;
 	C->room = shallow_room(buffer_capacity(C) - sizeof *C);
 	S->co[S->running] = C;
 	S->owner = C;
@@ -1801,8 +1882,8 @@ static void tools_forget_schedule(struct schedule *S)
  */
 
 /* The runtimes as this thread last found them, and its spare state. */
-static thread_local struct runtimes thread_runtimes INITIAL_EXEC = { -1, {} };
-static thread_local struct eh_state spare_eh INITIAL_EXEC;
+static thread_local struct runtimes thread_runtimes = { -1, {} };
+static thread_local struct eh_state spare_eh;
 
 #if !EH_MSVC_ABI
 /* *to = the state of the thread whose state in a runtime is thread. */

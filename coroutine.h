@@ -140,6 +140,19 @@ COROUTINE_API int coroutine_running(struct schedule *);
 COROUTINE_API void coroutine_yield(struct schedule *);
 
 /*
+ * The third ADDITION to the original API, for hosts that must survive
+ * running out of memory (a script engine whose error ends one script only).
+ *
+ * coroutine_yield, except when there is no memory to save the coroutine's
+ * stack (a yield deeper than any before may need a larger buffer): then it
+ * returns -1 at once, and the coroutine goes on running where it was, as if
+ * it had not been called.  Otherwise it returns 0, once the coroutine is
+ * resumed.  coroutine_yield, in the same case, prints a line and aborts.
+ * Misuse aborts as coroutine_yield's does.
+ */
+COROUTINE_API int coroutine_try_yield(struct schedule *);
+
+/*
  * ADDITION to the original API (not in cloudwu's coroutine.h), for tools
  * and learners who want to watch the stack copying.
  *
