@@ -70,10 +70,14 @@ $(O)/pic/reload_plugin.o: test/support/reload_plugin.c test/support/reload.h cor
 $(O)/reload_plugin.so: $(O)/pic/reload_plugin.o $(PICOBJS_$(BACKEND))
 	$(CC) -shared -Wl,-Bsymbolic $(LDFLAGS) $^ -o $@
 
+# The same plugin under a second name, for reloads that overlap.
+$(O)/reload_plugin_next.so: $(O)/reload_plugin.so
+	cp $< $@
+
 $(O)/reload_other.so: test/support/reload_other.c
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
 
-$(O)/test_reload: | $(O)/reload_plugin.so $(O)/reload_other.so
+$(O)/test_reload: | $(O)/reload_plugin.so $(O)/reload_plugin_next.so $(O)/reload_other.so
 
 # test_guard's largest frames come from code built with -fstack-clash-protection.
 $(O)/clash_frames.o: test/support/clash_frames.c test/support/clash_frames.h

@@ -60,11 +60,15 @@ $(O)/reload.o: test/spec/test_reload.c $(TEST_HEADERS)
 	@mkdir -p $(@D)
 	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
 
-$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(addprefix $(O)/,$(addsuffix .dll,$(RELOAD_DLLS)))
+$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(addprefix $(O)/,$(addsuffix .dll,$(RELOAD_DLLS) reload_plugin_next))
 	$(CLINK) $(LDFLAGS) $^ -o $@
 
 $(O)/reload_plugin.dll: $(O)/reload_plugin.o $(LIBOBJS_$(BACKEND))
 	$(CLINK) -shared $(LDFLAGS) $(DLL_LDFLAGS) $^ -o $@
+
+# The same plugin under a second name, for reloads that overlap.
+$(O)/reload_plugin_next.dll: $(O)/reload_plugin.dll
+	cp $< $@
 
 $(O)/libcoroutine.dll: $(LIBOBJS_$(BACKEND))
 	$(CLINK) -shared $(LDFLAGS) $(DLL_LDFLAGS) $^ -o $@

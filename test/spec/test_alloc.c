@@ -406,6 +406,77 @@ static void test_yield_aborts_when_saving_the_stack_fails(void **state)
 	assert_aborted_with_prefix(&r, "coroutine_yield: out of memory saving ");
 }
 
+/* ---- coroutine_try_yield ------------------------------------------------ */
+
+/* A kilobyte of its own, filled with a pattern its owner checks after each
+ * attempt to yield: try_yield's -1 leaves it where it was, running. */
+struct attempt {
+	int result[2];   /* what the two attempts returned */
+	int running[2];  /* coroutine_running, right after each */
+	int intact;      /* the kilobyte still held its pattern at the end */
+};
+
+static void try_holding_a_kilobyte(struct schedule *S, void *ud)
+{
+	struct attempt *a = (struct attempt *)ud;
+	volatile char held[1024];
+	int i, k;
+	for (i = 0; i < (int)sizeof held; i++)
+		held[i] = (char)(i * 7 + 1);
+	for (k = 0; k < 2; k++) {
+		a->result[k] = coroutine_try_yield(S);
+		a->running[k] = coroutine_running(S);
+	}
+	a->intact = 1;
+	for (i = 0; i < (int)sizeof held; i++)
+		a->intact = a->intact && held[i] == (char)(i * 7 + 1);
+}
+
+static void test_try_yield_returns_minus_one_and_runs_on_when_saving_fails(void **state)
+{
+	struct attempt a = { { 9, 9 }, { 9, 9 }, 0 };
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, try_holding_a_kilobyte, &a);
+	int before = live;
+	(void)state;
+	fail_allocation_after(0); /* the first attempt's realloc fails */
+	coroutine_resume(S, id);  /* the second attempt yields */
+	fail_allocation_after(-1);
+	assert_int_equal(a.result[0], -1);
+	assert_int_equal(a.running[0], id);
+	assert_int_equal(coroutine_status(S, id), COROUTINE_SUSPEND);
+	assert_true(coroutine_stack_size(S, id) >= 1024);
+	assert_int_equal(live, before); /* nothing leaked by the failed save */
+	coroutine_resume(S, id);
+	assert_int_equal(a.result[1], 0);
+	assert_int_equal(a.running[1], id);
+	assert_true(a.intact);
+	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+	coroutine_close(S);
+}
+
+/* Another coroutine's failed attempt leaves a suspended one's saved stack
+ * as it was: it comes back whole. */
+static void test_failed_try_yield_leaves_the_others_whole(void **state)
+{
+	struct attempt first = { { 9, 9 }, { 9, 9 }, 0 }, second = { { 9, 9 }, { 9, 9 }, 0 };
+	struct schedule *S = coroutine_open();
+	int a = coroutine_new(S, try_holding_a_kilobyte, &first);
+	int b = coroutine_new(S, try_holding_a_kilobyte, &second);
+	(void)state;
+	coroutine_resume(S, a); /* saved, with memory */
+	fail_allocation_after(0);
+	coroutine_resume(S, b); /* fails once, then yields */
+	fail_allocation_after(-1);
+	coroutine_resume(S, a);
+	coroutine_resume(S, a);
+	coroutine_resume(S, b);
+	assert_int_equal(first.result[0], 0);
+	assert_int_equal(second.result[0], -1);
+	assert_true(first.intact && second.intact);
+	coroutine_close(S);
+}
+
 /* ---- coroutine_close ------------------------------------------------------ */
 
 static void test_close_frees_every_coroutine(void **state)
@@ -431,6 +502,8 @@ int main(void)
 		cmocka_unit_test(test_growth_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_failed_new_leaves_the_id_rule_intact),
 		cmocka_unit_test(test_yield_aborts_when_saving_the_stack_fails),
+		cmocka_unit_test(test_try_yield_returns_minus_one_and_runs_on_when_saving_fails),
+		cmocka_unit_test(test_failed_try_yield_leaves_the_others_whole),
 		cmocka_unit_test(test_every_yield_saves_within_its_buffer),
 		cmocka_unit_test(test_shallow_slices_come_back_whole),
 		cmocka_unit_test(test_close_frees_every_coroutine),

@@ -152,6 +152,19 @@ static void test_yield_from_outside_any_coroutine_aborts(void **state)
 	assert_aborted_with(&r, "coroutine_yield: called from outside any coroutine");
 }
 
+static void try_yield_from_main(void *arg)
+{
+	(void)arg;
+	coroutine_try_yield(coroutine_open());
+}
+
+static void test_try_yield_from_outside_any_coroutine_aborts(void **state)
+{
+	struct child_result r = run_in_child(try_yield_from_main, NULL);
+	(void)state;
+	assert_aborted_with(&r, "coroutine_try_yield: called from outside any coroutine");
+}
+
 /* A yield after the coroutine finished is a yield from main again. */
 static void yield_after_coroutine_finished(void *arg)
 {
@@ -176,10 +189,15 @@ static void test_yield_after_the_coroutine_finished_aborts(void **state)
  * two were opened in (mmap goes top-down on Linux), so both orders are
  * tried: one needs the check's lower bound, the other its upper bound.
  */
+static int yield_may_fail; /* which yield yield_outer calls */
+
 static void yield_outer(struct schedule *S2, void *S1)
 {
 	(void)S2;
-	coroutine_yield(S1);
+	if (yield_may_fail)
+		coroutine_try_yield((struct schedule *)S1);
+	else
+		coroutine_yield((struct schedule *)S1);
 }
 
 static void resume_in_other_schedule(struct schedule *S1, void *S2)
@@ -212,6 +230,17 @@ static void test_yield_on_a_later_schedules_run_stack_aborts(void **state)
 	struct child_result r = run_in_child(yield_across_schedules, &s1_first);
 	(void)state;
 	assert_aborted_with_prefix(&r, "coroutine_yield: the caller is not on this schedule's run stack");
+}
+
+static void test_try_yield_on_another_schedules_run_stack_aborts(void **state)
+{
+	int s1_first = 1;
+	struct child_result r;
+	(void)state;
+	yield_may_fail = 1;
+	r = run_in_child(yield_across_schedules, &s1_first);
+	yield_may_fail = 0;
+	assert_aborted_with_prefix(&r, "coroutine_try_yield: the caller is not on this schedule's run stack");
 }
 
 static void test_yield_on_an_earlier_schedules_run_stack_aborts(void **state)
@@ -267,6 +296,12 @@ static void yield_on_null(void *arg)
 	coroutine_yield(NULL);
 }
 
+static void try_yield_on_null(void *arg)
+{
+	(void)arg;
+	coroutine_try_yield(NULL);
+}
+
 static void test_null_schedule_aborts_in_every_function(void **state)
 {
 	static const struct {
@@ -278,6 +313,7 @@ static void test_null_schedule_aborts_in_every_function(void **state)
 		{ status_on_null, "coroutine_status: the schedule is NULL" },
 		{ running_on_null, "coroutine_running: the schedule is NULL" },
 		{ yield_on_null, "coroutine_yield: the schedule is NULL" },
+		{ try_yield_on_null, "coroutine_try_yield: the schedule is NULL" },
 	};
 	size_t i;
 	(void)state;
@@ -299,9 +335,11 @@ int main(void)
 		cmocka_unit_test(test_resume_from_inside_a_coroutine_aborts),
 		cmocka_unit_test(test_close_from_inside_a_coroutine_aborts),
 		cmocka_unit_test(test_yield_from_outside_any_coroutine_aborts),
+		cmocka_unit_test(test_try_yield_from_outside_any_coroutine_aborts),
 		cmocka_unit_test(test_yield_after_the_coroutine_finished_aborts),
 		cmocka_unit_test(test_yield_on_a_later_schedules_run_stack_aborts),
 		cmocka_unit_test(test_yield_on_an_earlier_schedules_run_stack_aborts),
+		cmocka_unit_test(test_try_yield_on_another_schedules_run_stack_aborts),
 		cmocka_unit_test(test_new_with_null_func_aborts),
 		cmocka_unit_test(test_null_schedule_aborts_in_every_function),
 	};

@@ -13,6 +13,14 @@
  *      second thread still lives; that thread ends once the module is gone;
  *   4. another module is loaded.
  *
+ * An engine more often loads the new build first, hands over, and only then
+ * unloads the old one: OVERLAPPING_CYCLES reloads go that way, between two
+ * files (an engine builds each version under a new name).  There the old
+ * copy's thread-local data is freed while the new copy's is in use, which
+ * glibc takes back only for the module loaded last: a library whose
+ * thread-locals took the room that glibc keeps for initial-exec ones ran
+ * out of it at the 26th such reload.
+ *
  * Nothing that the library registers or caches may outlive its module: a
  * callback left with Windows' loader would run code that is gone at the
  * next load (step 4, or step 1 of the next reload), a thread's exit would
@@ -49,6 +57,10 @@ enum {
  * and the others (modules.h loads the modules, gate.h the gates). */
 #ifdef _WIN32
 #define PLUGIN "reload_plugin.dll"
+#define NEXT_PLUGIN "reload_plugin_next.dll"
+/* MinGW's emutls loses a TLS index at each unload of a module with
+ * thread-locals, of about 1,080 a process has: fewer here. */
+#define OVERLAPPING_RELOADS 200
 #define LIBRARY "libcoroutine.dll"
 #define OTHER "ws2_32.dll" /* one of Windows' own, which nothing here uses */
 
@@ -76,6 +88,8 @@ static void report_faults(void)
 }
 #else
 #define PLUGIN "reload_plugin.so"
+#define NEXT_PLUGIN "reload_plugin_next.so"
+#define OVERLAPPING_RELOADS 1000
 #define OTHER "reload_other.so"
 
 static void report_faults(void)
@@ -83,9 +97,11 @@ static void report_faults(void)
 }
 #endif
 
+enum { OVERLAPPING_CYCLES = OVERLAPPING_RELOADS };
+
 /* The modules, beside this program. */
 #define PATH_SIZE 1024
-static char plugin_path[PATH_SIZE], other_path[PATH_SIZE];
+static char plugin_path[PATH_SIZE], next_plugin_path[PATH_SIZE], other_path[PATH_SIZE];
 
 /* ---- What the game does with the module loaded ------------------------- */
 
@@ -163,44 +179,86 @@ static const char *plugin_library(void *module, struct coroutine_api *api)
 	return NULL;
 }
 
-/* One reload of the module at path (steps 1 to 4 above): NULL, or what
- * went wrong. */
-static const char *reload_once(const char *path, library_finder find)
-{
-	static char why[PATH_SIZE + 256];
+/* A copy of the module, loaded and playing (steps 1 and 2 above), its
+ * second thread waiting for the unload of an older copy or of this one. */
+struct loaded {
+	void *module;
 	struct coroutine_api api;
 	struct second_thread second;
 	struct thread thread;
+	int played_here;
+};
+
+static char why[PATH_SIZE + 256];
+
+/* Loads the module at path into *l and plays: NULL, or what went wrong
+ * (then nothing is left loaded or running). */
+static const char *load_and_play(struct loaded *l, const char *path, library_finder find)
+{
 	const char *wrong;
-	int played_here, gone;
-	void *module = load_module(path), *other;
-	if (module == NULL) {
+	l->module = load_module(path);
+	if (l->module == NULL) {
 		snprintf(why, sizeof why, "loading %s: %s", path, load_error());
 		return why;
 	}
-	wrong = find(module, &api);
+	wrong = find(l->module, &l->api);
 	if (wrong != NULL) {
-		unload_module(module);
+		unload_module(l->module);
 		return wrong;
 	}
-	second.api = &api;
-	if (!make_gate(&second.played) || !make_gate(&second.unloaded)
-	    || !start_thread(&thread, play_then_outlive_the_module, &second))
+	l->second.api = &l->api;
+	if (!make_gate(&l->second.played) || !make_gate(&l->second.unloaded)
+	    || !start_thread(&l->thread, play_then_outlive_the_module, &l->second))
 		return "cannot start the second thread";
-	played_here = play(&api);
-	wait_at_gate(&second.played);
-	gone = unload_module(module) == 0 && !is_loaded(path);
-	open_gate(&second.unloaded);
-	join_thread(&thread); /* it ends with the module gone */
-	remove_gate(&second.played);
-	remove_gate(&second.unloaded);
-	other = load_module(other_path);
+	l->played_here = play(&l->api);
+	wait_at_gate(&l->second.played);
+	return NULL;
+}
+
+/* Lets waiting go (the module it waited for is gone), and tells whether
+ * both threads got where they should. */
+static int end_second_thread(struct loaded *l)
+{
+	open_gate(&l->second.unloaded);
+	join_thread(&l->thread);
+	remove_gate(&l->second.played);
+	remove_gate(&l->second.unloaded);
+	return l->played_here && l->second.ok;
+}
+
+/* Unloads the copy at path (step 3): 1 if it is gone. */
+static int unload_copy(struct loaded *l, const char *path)
+{
+	return unload_module(l->module) == 0 && !is_loaded(path);
+}
+
+/* Loads and unloads another module (step 4): NULL, or what went wrong. */
+static const char *load_another_module(void)
+{
+	void *other = load_module(other_path);
 	if (other == NULL) {
 		snprintf(why, sizeof why, "loading %s: %s", other_path, load_error());
 		return why;
 	}
 	unload_module(other);
-	if (!played_here || !second.ok)
+	return NULL;
+}
+
+/* One reload of the module at path (steps 1 to 4 above): NULL, or what
+ * went wrong. */
+static const char *reload_once(const char *path, library_finder find)
+{
+	struct loaded l;
+	const char *wrong = load_and_play(&l, path, find);
+	int gone, played;
+	if (wrong != NULL)
+		return wrong;
+	gone = unload_copy(&l, path);
+	played = end_second_thread(&l); /* it ends with the module gone */
+	wrong = load_another_module();
+	if (wrong != NULL)
+		return wrong;
+	if (!played)
 		return "a coroutine did not get where it should";
 	if (!gone)
 		return "the module is still loaded after it was unloaded";
@@ -221,6 +279,33 @@ static void test_a_plugin_with_the_library_in_it_reloads_cleanly(void **state)
 {
 	(void)state;
 	reload_cycles(plugin_path, plugin_library);
+}
+
+/* The new build loaded and playing before the old one is unloaded, in
+ * turns from two files; the old copy's second thread ends once it is gone. */
+static void test_a_new_build_loads_before_the_old_one_unloads(void **state)
+{
+	static struct loaded copies[2];
+	const char *const paths[2] = { plugin_path, next_plugin_path };
+	struct loaded *old = NULL;
+	int cycle;
+	(void)state;
+	for (cycle = 1; cycle <= OVERLAPPING_CYCLES; cycle++) {
+		struct loaded *now = &copies[cycle % 2];
+		const char *wrong = load_and_play(now, paths[cycle % 2], plugin_library);
+		if (wrong != NULL)
+			fail_msg("overlapping reload %d of %s: %s", cycle, paths[cycle % 2], wrong);
+		if (old != NULL) {
+			int gone = unload_copy(old, paths[(cycle + 1) % 2]);
+			if (!end_second_thread(old))
+				fail_msg("overlapping reload %d: a coroutine did not get where it should", cycle);
+			if (!gone)
+				fail_msg("overlapping reload %d: the old copy is still loaded", cycle);
+		}
+		old = now;
+	}
+	if (!unload_copy(old, paths[OVERLAPPING_CYCLES % 2]) || !end_second_thread(old))
+		fail_msg("the last copy did not end cleanly");
 }
 
 /*
@@ -351,6 +436,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_plugin_with_the_library_in_it_reloads_cleanly),
+		cmocka_unit_test(test_a_new_build_loads_before_the_old_one_unloads),
 #if defined(_WIN32) && !defined(_MSC_VER)
 		cmocka_unit_test(test_the_library_dll_reloads_cleanly),
 		cmocka_unit_test(test_the_library_looks_for_a_runtime_after_each_load_and_only_then),
@@ -359,6 +445,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	report_faults();
 	beside_program(plugin_path, sizeof plugin_path, PLUGIN, argv[0]);
+	beside_program(next_plugin_path, sizeof next_plugin_path, NEXT_PLUGIN, argv[0]);
 	beside_program(other_path, sizeof other_path, OTHER, argv[0]);
 	return run_suite(tests);
 }
