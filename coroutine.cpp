@@ -776,15 +776,16 @@ NOINLINE NO_ASAN static context *save_stack_if_room(struct schedule *S, char *bo
 	fail("%s: called from outside any coroutine", func);
 }
 
-/* The slice saved at *saved, the coroutine leaves the run stack for main;
- * it comes back here when resumed. */
-static ALWAYS_INLINE void switch_to_main(struct schedule *S, context *saved)
-{
-	S->running = -1; /* only now: growing the coroutine needs its slot */
-	asan_leave_coroutine(S, S->owner);
-	SWITCH_CONTEXT(saved, &S->main);
-	asan_enter_coroutine(S, S->owner);
-}
+/* The slice saved at *saved, the coroutine leaves the run stack for main,
+ * and comes back here when resumed.  A macro: the switch must be in the
+ * yield's own frame, which is in the slice (and ASan's getcontext returns
+ * twice, which no compiler inlines). */
+#define SWITCH_TO_MAIN(S, saved) do {                           \
+		(S)->running = -1; /* only now: growing it needs its slot */ \
+		asan_leave_coroutine(S, (S)->owner);            \
+		SWITCH_CONTEXT(saved, &(S)->main);              \
+		asan_enter_coroutine(S, (S)->owner);            \
+	} while (0)
 
 /*
  * Saves the slice, then leaves the run stack.  Why this is safe: the slice
@@ -807,7 +808,7 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	context *saved = save_shallow_stack(S, C);
 	if (saved == NULL)
 		saved = save_stack(S, slice_start());
-	switch_to_main(S, saved);
+	SWITCH_TO_MAIN(S, saved);
 }
 
 /* An addition to the original API: see coroutine.h.  The same yield, but
@@ -826,7 +827,7 @@ NOINLINE int coroutine_try_yield(struct schedule *S)
 		take_eh_state(S, &C->eh);
 		return -1;
 	}
-	switch_to_main(S, saved);
+	SWITCH_TO_MAIN(S, saved);
 	return 0;
 }
 
