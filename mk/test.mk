@@ -27,8 +27,11 @@ $(O)/%.o: $(1)/%.cpp $(TEST_HEADERS)
 endef
 $(foreach d,test/spec test/support test/platform,$(eval $(call test-rules,$(d))))
 
+# test_exceptions makes the library's realloc fail on demand (glibc only).
+WRAP_REALLOC = $(if $(filter %-gnu %-gnueabihf,$(shell $(CXX) -dumpmachine)),-Wl$(,)--wrap=realloc)
+, := ,
 $(O)/test_exceptions: $(O)/test_exceptions.o $(O)/libcoroutine.a
-	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) $(WRAP_REALLOC) -o $@
 
 # driver_cxx: the same C++ tests without CMocka (test/support/plain_suite.h),
 # for targets that have none; one source, so that the two cannot drift apart.

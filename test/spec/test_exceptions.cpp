@@ -132,6 +132,63 @@ static void test_main_handler_around_a_resume_rethrows_mains(void **state)
 	assert_string_equal(co.rethrown.c_str(), "coroutine's");
 }
 
+/*
+ * A yield that fails for want of memory (coroutine_try_yield) gives the
+ * coroutine its own exceptions back: inside its handler it still rethrows
+ * its own, not main's.  The library's realloc fails on demand where the
+ * program is linked with -Wl,--wrap=realloc against the static library
+ * (make test); elsewhere the test is skipped.
+ */
+#if !defined(TEST_PLAIN) && defined(__GLIBC__)
+extern "C" void *__real_realloc(void *p, size_t size) __attribute__((weak));
+static int realloc_fails, realloc_wrapped;
+
+extern "C" void *__wrap_realloc(void *p, size_t size)
+{
+	realloc_wrapped = 1;
+	return realloc_fails ? NULL : __real_realloc(p, size);
+}
+
+struct attempt_in_handler {
+	int result;
+	std::string rethrown;
+};
+
+static void try_yield_in_handler(struct schedule *S, void *ud)
+{
+	attempt_in_handler *a = (attempt_in_handler *)ud;
+	try {
+		throw std::runtime_error("coroutine's");
+	} catch (...) {
+		volatile char held[2048]; /* a slice larger than a new coroutine's room */
+		std::memset((char *)held, 1, sizeof held);
+		realloc_fails = 1;
+		a->result = coroutine_try_yield(S);
+		realloc_fails = 0;
+		a->rethrown = rethrow_current() + (held[0] == 1 ? "" : " (its stack changed)");
+	}
+}
+
+static void test_failed_try_yield_keeps_the_coroutines_exceptions(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	attempt_in_handler a = { 9, "" };
+	std::string rethrown;
+	int id = coroutine_new(S, try_yield_in_handler, &a);
+	try {
+		throw std::runtime_error("main's");
+	} catch (...) {
+		coroutine_resume(S, id); /* its attempt fails, and it finishes */
+		rethrown = rethrow_current();
+	}
+	if (!realloc_wrapped)
+		skip(); /* the library's realloc is not the program's to fail */
+	assert_int_equal(a.result, -1);
+	assert_string_equal(a.rethrown.c_str(), "coroutine's");
+	assert_string_equal(rethrown.c_str(), "main's");
+}
+#endif
+
 static void catch_its_own(struct schedule *S, void *ud)
 {
 	(void)S, (void)ud;
@@ -475,6 +532,9 @@ int main(int argc, char **argv)
 		schedule_test(test_throw_is_caught_in_its_coroutine_before_and_after_a_yield),
 		schedule_test(test_coroutines_yielding_in_handlers_rethrow_their_own),
 		schedule_test(test_main_handler_around_a_resume_rethrows_mains),
+#if !defined(TEST_PLAIN) && defined(__GLIBC__)
+		schedule_test(test_failed_try_yield_keeps_the_coroutines_exceptions),
+#endif
 		schedule_test(test_schedule_moved_to_another_thread_swaps_that_threads_exceptions),
 		schedule_test(test_schedule_moved_to_another_thread_leaves_the_first_threads_exceptions),
 		schedule_test(test_main_handler_rethrows_mains_after_a_coroutine_finished),
