@@ -818,13 +818,12 @@ NOINLINE int coroutine_try_yield(struct schedule *S)
 {
 	if (S == NULL || S->running == -1)
 		refuse_yield(S, "coroutine_try_yield");
-	struct coroutine *C = S->owner;
-	give_back_eh_state(S, C);
-	context *saved = save_shallow_stack(S, C);
+	give_back_eh_state(S, S->owner);
+	context *saved = save_shallow_stack(S, S->owner);
 	if (saved == NULL)
 		saved = save_stack_if_room(S, slice_start());
 	if (saved == NULL) {
-		take_eh_state(S, &C->eh);
+		take_eh_state(S, &S->owner->eh);
 		return -1;
 	}
 	SWITCH_TO_MAIN(S, saved);
