@@ -55,7 +55,8 @@ struct script {
 
 struct host {
 	struct schedule *S;
-	lua_State *L;            /* the Lua state (its main thread runs no script) */
+	lua_State *L;            /* the Lua state; its main thread runs no script,
+	                            but the host's loop (run_host) */
 	lua_Integer tick;
 	struct script *running;  /* the script being resumed, or NULL */
 	struct script *scripts;
@@ -108,12 +109,12 @@ static int host_wait(lua_State *L)
 	 */
 	if (lua_gc(L, LUA_GCISRUNNING) == -1)
 		return luaL_error(L, "wait: cannot wait inside a finalizer");
+	s->wake = h->tick + n;
 	/*
 	 * No memory to save the script's C stack: the script goes on here, and
 	 * gets Lua's own memory error (lua_error raises one for this message),
 	 * which it may catch as any other.
 	 */
-	s->wake = h->tick + n;
 	if (coroutine_try_yield(h->S) == -1) {
 		lua_pushliteral(L, "not enough memory");
 		return lua_error(L);
@@ -193,11 +194,6 @@ static void run_script(struct schedule *S, void *ud)
 	lua_settop(s->thread, 0);
 }
 
-static void end_script(struct script *s)
-{
-	s->co = -1;
-}
-
 /*
  * Loads the file (path as given: Lua's messages name it so) into a new Lua
  * thread and gives it a coroutine.  A script that fails to load never runs.
@@ -209,7 +205,7 @@ static void add_script(struct host *h, struct script *s, const char *path)
 	int status;
 	s->path = path;
 	s->wake = 0;
-	s->failed = 1;
+	s->failed = 1; /* until it has its coroutine: every other way out fails */
 	s->co = -1;
 	if (!lua_checkstack(h->L, 1)) {
 		fprintf(stderr, "%s: too many scripts\n", path);
@@ -231,7 +227,7 @@ static void resume_script(struct host *h, struct script *s)
 	coroutine_resume(h->S, s->co);
 	h->running = NULL;
 	if (coroutine_status(h->S, s->co) == COROUTINE_DEAD)
-		end_script(s);
+		s->co = -1;
 }
 
 /* ---- The host ---------------------------------------------------------------- */
