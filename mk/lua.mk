@@ -46,7 +46,7 @@ LUA_ARGS_registry := test/lua/registry-a.lua test/lua/registry-b.lua test/lua/re
 # Out of memory: oom_host is lua_host whose allocations fail on demand.
 OOM_HOST = $(O)/lua/oom_host$(EXE)
 LUA_HOST_oom     := $(OOM_HOST)
-LUA_ARGS_oom     := test/lua/oom-a.lua test/lua/oom-b.lua
+LUA_ARGS_oom     := test/lua/oom-a.lua test/lua/oom-b.lua test/lua/oom-c.lua
 LUA_HOST_oom_new := $(OOM_HOST)
 LUA_ARGS_oom_new := --refuse-new=2 test/lua/errors-ok.lua test/lua/ticks.lua
 # 5,000 copies of one script, listed by the shell.
