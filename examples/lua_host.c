@@ -207,7 +207,7 @@ static void add_script(struct host *h, struct script *s, const char *path)
 	s->wake = 0;
 	s->failed = 1; /* until it has its coroutine: every other way out fails */
 	s->co = -1;
-	if (!lua_checkstack(h->L, 1)) {
+	if (!lua_checkstack(h->L, 2)) { /* the thread, and room for run_host's call */
 		fprintf(stderr, "%s: too many scripts\n", path);
 		return;
 	}
