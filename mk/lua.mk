@@ -30,22 +30,32 @@ lua-example:
 	else $(call LUA_MISSING,lua_host); fi
 
 # ---- Its tests ---------------------------------------------------------------
-# Each case is test/lua/CASE.expected, what lua_host prints on stdout when run
-# on test/lua/CASE.lua (or on LUA_ARGS_CASE), with test/lua/CASE.stderr, when
-# there is one, what it prints on stderr; the exit status must then be 1,
-# otherwise 0.  Each program runs under $(RUN).
+# Each case is test/lua/CASE.expected, what lua_host (or LUA_HOST_CASE) prints
+# on stdout when run on test/lua/CASE.lua (or on LUA_ARGS_CASE), with
+# test/lua/CASE.stderr, when there is one, what it prints on stderr; the exit
+# status must then be 1, otherwise 0.  Each program runs under $(RUN).
 LUA_CASES := $(sort $(basename $(notdir $(wildcard test/lua/*.expected))))
 LUA_ARGS_order  := test/lua/order-b.lua test/lua/order-a.lua test/lua/order-c.lua
 LUA_ARGS_shared := test/lua/shared-a.lua test/lua/shared-b.lua
 LUA_ARGS_errors := test/lua/errors-ok.lua test/lua/errors-fail.lua test/lua/missing.lua \
 	test/lua/errors-syntax.lua test/lua/errors-object.lua
+LUA_ARGS_load_fails := test/lua/errors-ok.lua test/lua/missing.lua test/lua/errors-syntax.lua
+LUA_ARGS_error_objects := $(addprefix test/lua/error_objects-,tostring.lua not_string.lua \
+	number.lua nil.lua waits.lua)
+LUA_ARGS_registry := test/lua/registry-a.lua test/lua/registry-b.lua test/lua/registry-c.lua
+# Out of memory: oom_host is lua_host whose allocations fail on demand.
+OOM_HOST = $(O)/lua/oom_host$(EXE)
+LUA_HOST_oom     := $(OOM_HOST)
+LUA_ARGS_oom     := test/lua/oom-a.lua test/lua/oom-b.lua test/lua/oom-c.lua
+LUA_HOST_oom_new := $(OOM_HOST)
+LUA_ARGS_oom_new := --refuse-new=2 test/lua/errors-ok.lua test/lua/ticks.lua
 # 5,000 copies of one script, listed by the shell.
 LUA_SCALE := 5000
 LUA_ARGS_scale  := $$(yes test/lua/scale.lua | head -n $(LUA_SCALE))
 
 define lua-case
 	@echo "== lua_host $(1)"
-	@$(RUN) $(O)/examples/lua_host $(or $(LUA_ARGS_$(1)),test/lua/$(1).lua) \
+	@$(RUN) $(or $(LUA_HOST_$(1)),$(O)/examples/lua_host) $(or $(LUA_ARGS_$(1)),test/lua/$(1).lua) \
 		> $(O)/lua/$(1).out 2> $(O)/lua/$(1).err; \
 		test $$? = $(if $(wildcard test/lua/$(1).stderr),1,0) || { echo "lua_host $(1): wrong exit status"; exit 1; }
 	@diff -u test/lua/$(1).expected $(O)/lua/$(1).out
@@ -53,10 +63,18 @@ define lua-case
 
 endef
 
+# test/lua/oom_host.c includes the host; the library's calls to malloc,
+# calloc and realloc, the host's too, go to its wrappers.
+$(OOM_HOST): test/lua/oom_host.c examples/lua_host.c coroutine.h $(O)/libcoroutine.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LUA_CFLAGS) -I. $(WARN) $(CFLAGS) -c $< -o $@.o
+	$(CLINK) $(LDFLAGS) $@.o $(O)/libcoroutine.a $(LUA_LIBS) -o $@ \
+		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=luaL_openlibs,--wrap=coroutine_new
+
 # The cases against one build ($(O)).
 .PHONY: lua-check lua-test lua-sanitize lua-valgrind
 INTERNAL_TARGETS += lua-example lua-check lua-sanitize lua-valgrind
-lua-check: $(O)/examples/lua_host$(EXE)
+lua-check: $(O)/examples/lua_host$(EXE) $(OOM_HOST)
 	@mkdir -p $(O)/lua
 	$(foreach c,$(LUA_CASES),$(call lua-case,$(c)))
 

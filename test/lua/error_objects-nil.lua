@@ -1,0 +1,3 @@
+-- No error object at all.
+wait(4)
+error()

@@ -1,0 +1,3 @@
+print("c: starts at tick", tick())
+wait()
+print("c: ends at tick", tick())
