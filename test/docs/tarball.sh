@@ -7,11 +7,11 @@
 # - it leaves out what `make dist` leaves out: .ci/ and .gitignore;
 # - its SHA-256 file, TARBALL.sha256, checks with `sha256sum -c` beside it,
 #   in any directory: it names the tarball without a path;
-# - its README names only files the tarball holds, or says, on the line
-#   that names one it does not hold, where to get it (that line says
-#   "tarball"): every backquoted word and every link target whose first
-#   part is a name at the top of the source tree (`test/lua/`, `.ci/run`,
-#   `LICENSE`); `<name>` or `*` in one stands for any name.
+# - its README names only files the tarball holds, or says, in the
+#   paragraph (or table row) that names one it does not hold, where to get
+#   it (that paragraph says "tarball").  A name is a backquoted word or a
+#   link target whose first part is a name at the top of the source tree
+#   (`test/lua/`, `.ci/run`, `LICENSE`); `<name>` or `*` stands for any name.
 # Prints a line per check as plain.h does ("ok"/"FAIL"), so that
 # test/support/run.sh counts them.
 set -u
@@ -39,7 +39,10 @@ if [ -z "$left_in" ]; then report "$what"; else report "$what" "it holds $(echo 
 what="its SHA-256 file checks with sha256sum -c beside it, in another directory"
 mkdir "$work/beside"
 cp "$tarball" "$tarball.sha256" "$work/beside/" 2> "$work/cp.err" || { report "$what" "$(cat "$work/cp.err")"; exit 1; }
-if (cd "$work/beside" && sha256sum -c "$name.sha256") > "$work/sha.out" 2>&1; then
+named=$(sed -n '1s/^[0-9a-f]* [ *]//p' "$tarball.sha256")
+if [ "$named" != "$name" ]; then
+	report "$what" "it names \"$named\", not \"$name\""
+elif (cd "$work/beside" && sha256sum -c "$name.sha256") > "$work/sha.out" 2>&1; then
 	report "$what"
 else
 	report "$what" "$(cat "$work/sha.out") ($(cat "$tarball.sha256"))"
@@ -55,6 +58,10 @@ awk -v tops="$work/tops" -v contents="$work/contents" '
 		while ((getline t < tops) > 0) top[t] = 1
 		while ((getline c < contents) > 0) held[c] = 1
 	}
+	# A paragraph (a table row is one) that says "tarball" may name what
+	# the tarball does not hold.
+	/^ *$/ || /^\|/ { done_with_paragraph() }
+	{ paragraph = paragraph " " $0 }
 	# The words of a line that may name files: backquoted spans, split at
 	# spaces and "=", and link targets.
 	{
@@ -91,10 +98,18 @@ awk -v tops="$work/tops" -v contents="$work/contents" '
 		} else {
 			found = w in held
 		}
-		if (!found && $0 !~ /tarball/)
-			printf "line %d names %s\n", NR, w
+		if (!found)
+			missing = missing sprintf("line %d names %s\n", NR, w)
 	}
-	END { printf "%d\n", named > "/dev/stderr" }
+	function done_with_paragraph() {
+		if (paragraph !~ /tarball/)
+			printf "%s", missing
+		paragraph = missing = ""
+	}
+	END {
+		done_with_paragraph()
+		printf "%d\n", named > "/dev/stderr"
+	}
 ' "$work/README.md" > "$work/missing" 2> "$work/named"
 
 what="its README names only files it holds, or says where to get them"
