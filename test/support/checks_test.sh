@@ -26,15 +26,23 @@ report() {
 	if [ $# = 1 ]; then echo "ok   $1"; else echo "FAIL $1: $2"; failed=$((failed + 1)); fi
 }
 
+# said FILE: what a check printed, indented, so that run.sh counts none of
+# its lines as this script's.
+said() {
+	sed 's/^/    /' "$1"
+}
+
 # expect_report NAME SAYS COMMAND...: COMMAND must fail, saying SAYS
 # (what it said is left in $work/said).
 expect_report() {
 	local name=$1 says=$2 out=$work/said
 	shift 2
 	if "$@" > "$out" 2>&1; then
-		report "$name" "it passed: $(cat "$out")"
+		report "$name" "it passed:
+$(said "$out")"
 	elif ! grep -qF -- "$says" "$out"; then
-		report "$name" "it failed without saying \"$says\": $(cat "$out")"
+		report "$name" "it failed without saying \"$says\":
+$(said "$out")"
 	else
 		report "$name"
 	fi
@@ -69,7 +77,8 @@ copy_tree "$work/first" '/^<!-- begin first.c /,/^#include "coroutine.h"/s/^#inc
 (cd "$work/first" && test/docs/first_program.sh build first-build) > "$work/first.out" 2>&1
 # first_says NAME LINE: first_program.sh must have printed LINE.
 first_says() {
-	if grep -qF -- "$2" "$work/first.out"; then report "$1"; else report "$1" "it did not: $(cat "$work/first.out")"; fi
+	if grep -qF -- "$2" "$work/first.out"; then report "$1"; else report "$1" "it did not:
+$(said "$work/first.out")"; fi
 }
 first_says "first_program.sh reports a first program that is not warning-free C89" \
 	"FAIL README's first program is warning-free C89"
@@ -88,11 +97,12 @@ kill -SEGV $$
 PROGRAM
 chmod +x "$work/crashes"
 expect_report "run.sh counts a program that crashed as a failed test" "1 passed, 1 failed" \
-	env -u TEST_TALLY -u RUN -u V test/support/run.sh "$work/crashes"
+	env -u TEST_TALLY -u RUN -u V -u LOG_DIR test/support/run.sh "$work/crashes"
 if grep -qF "killed by SIGSEGV, in test_crashes" "$work/said"; then
 	report "run.sh says which signal stopped a program, in which test"
 else
-	report "run.sh says which signal stopped a program, in which test" "$(cat "$work/said")"
+	report "run.sh says which signal stopped a program, in which test" "
+$(said "$work/said")"
 fi
 
 # ---- tarball.sh -----------------------------------------------------------------
