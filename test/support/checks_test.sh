@@ -61,11 +61,15 @@ rm -rf "$work"
 mkdir -p "$work"
 
 # ---- targets-check ---------------------------------------------------------
-copy_tree "$work/unknown-target" '/^| `make examples` |/a | `make no-such-target` | a row for a target that does not exist |'
+# A row of the table that names one target: one more row after it, or none.
+row=$(grep -m 1 -E '^\| `make [a-z-]+` \|' README.md)
+target=$(echo "$row" | sed -E 's/^\| `make ([a-z-]+)`.*/\1/')
+[ -n "$target" ] || { echo "checks_test.sh: README's table of make targets has no row for one target"; exit 1; }
+copy_tree "$work/unknown-target" "/^| \`make $target\` |/a | \`make no-such-target\` | a row for a target that does not exist |"
 expect_report "targets-check reports a README row that names no target" "no-such-target" \
 	make -s --no-print-directory -C "$work/unknown-target" targets-check
-copy_tree "$work/missing-target" '/^| `make examples` |/d'
-expect_report "targets-check reports a target that README's table lacks" "lacks: examples" \
+copy_tree "$work/missing-target" "/^| \`make $target\` |/d"
+expect_report "targets-check reports a target that README's table lacks" "lacks: $target" \
 	make -s --no-print-directory -C "$work/missing-target" targets-check
 
 # ---- README's first program --------------------------------------------------
