@@ -34,7 +34,7 @@ sed -e "s|^$top/||" -e 's|/$||' "$work/listing" | grep -v '^$' > "$work/contents
 
 what="the tarball leaves out .ci/ and .gitignore"
 left_in=$(grep -E '^(\.ci(/|$)|\.gitignore$)' "$work/contents")
-if [ -z "$left_in" ]; then report "$what"; else report "$what" "it holds $(echo $left_in)"; fi
+if [ -z "$left_in" ]; then report "$what"; else report "$what" "it holds $(paste -sd' ' <<< "$left_in")"; fi
 
 what="its SHA-256 file checks with sha256sum -c beside it, in another directory"
 mkdir "$work/beside"

@@ -16,6 +16,7 @@
 # Each fault goes into a copy, in WORK-DIR, of the files the check reads.
 # Prints a line per check as plain.h does ("ok"/"FAIL"), so that run.sh
 # counts them.
+# shellcheck disable=SC2016 # backquotes are Markdown's here, not the shell's
 set -u
 work=$1
 tarball=${2:-}
