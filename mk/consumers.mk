@@ -24,6 +24,21 @@ dist:
 	cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256
 	@cat $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
 
+# The tarball as a user gets it, made into $(DIST_CHECK_DIR) and checked by
+# test/docs/tarball.sh: no .ci/, a .sha256 that checks beside it, a README
+# that names only files it holds.  Run by make test (readme-check), in a git
+# checkout only: make dist needs one.
+DIST_CHECK_DIR = $(B)/dist-check
+DIST_CHECK_TARBALL = $(DIST_CHECK_DIR)/$(DIST_NAME).tar.gz
+
+.PHONY: dist-check
+dist-check:
+	@if [ -e .git ] && command -v git > /dev/null; then \
+		$(MAKE) --no-print-directory -s dist DIST_DIR=$(DIST_CHECK_DIR) > /dev/null && \
+		LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "the release tarball" \
+			test/docs/tarball.sh $(DIST_CHECK_TARBALL); \
+	else echo "dist-check: not a git checkout, so no tarball to check"; fi
+
 # Installs into a scratch DESTDIR, builds the generator example against the
 # installed copy through pkg-config (which reads only that coroutine.pc and
 # prefixes its paths with the DESTDIR), once linked with the shared library,

@@ -1,7 +1,8 @@
 # mk/docs.mk - README's checks: its first program builds and prints what
 # README shows, the walkthrough is what the program prints, the page of
 # main --trace=html says what main --trace says, and the table of targets
-# (which `make help` prints) names every target and only targets.
+# (which `make help` prints) names every target and only targets; and each
+# of these checks, fed the fault it is there for, reports it.
 
 # ---- README's first program -------------------------------------------------------
 # Built by README's own lines, with each backend, in an empty directory
@@ -29,7 +30,7 @@ $(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_pa
 readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
-readme-check: first-program-check readme-walkthrough-check targets-check
+readme-check: first-program-check readme-walkthrough-check targets-check dist-check checks-test
 
 readme-walkthrough-check:
 	@if [ "$$(uname -m)" != x86_64 ]; then \
@@ -43,7 +44,7 @@ readme-walkthrough-check:
 # ("Make targets"), and every target the table names exists.  Internal
 # targets, which other targets call, are listed here instead.
 INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
-	msvc-view readme-walkthrough-check targets-check matrix-std $(MATRIX) $(CROSS_TESTS)
+	msvc-view readme-walkthrough-check targets-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:
 	@$(MAKE) -pRrq -f Makefile : 2>/dev/null | sed -n 's/^\.PHONY: *//p' | tr ' ' '\n' | sort -u > $(B)/targets.phony
@@ -64,3 +65,13 @@ targets-check:
 .PHONY: trace-page-test
 trace-page-test: $(O)/main$(EXE)
 	test/docs/trace_page.sh $(O)/main$(EXE) $(B)/trace-page
+
+# ---- The checks themselves -------------------------------------------------------
+# Each check above, test/support/run.sh and test/docs/tarball.sh, fed in a
+# scratch copy the fault it is there to catch, must report it
+# (test/support/checks_test.sh): the tarball dist-check made is the good
+# one its faults are made from (none outside a git checkout).
+.PHONY: checks-test
+checks-test: dist-check
+	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "the build's checks, each fed its fault" \
+		test/support/checks_test.sh $(B)/checks-test $$([ ! -f $(DIST_CHECK_TARBALL) ] || echo $(DIST_CHECK_TARBALL))

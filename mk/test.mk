@@ -57,8 +57,14 @@ $(O)/late_runtime_plugin_libcxx.so: test/support/late_runtime_plugin.cpp test/su
 		-$(LIBCXX_CXX) $(CPPFLAGS) $(WARN) -O2 -gdwarf-4 $(TEST_INCLUDES) -fPIC -shared $< -o $@, \
 		@echo "$@: not built, no $(firstword $(LIBCXX_CXX)) (Debian: clang libc++-dev libc++abi-dev)")
 
+# And a runtime that can be unloaded (Debian's are NODELETE), under the
+# soname by which the library looks for libc++abi.
+$(O)/unloadable_runtime.so: test/support/unloadable_runtime.c
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared -Wl,-soname,libc++abi.so.1 $(LDFLAGS) $< -o $@
+
 $(O)/test_late_runtime: TESTLIBS += -rdynamic
-$(O)/test_late_runtime: | $(O)/late_runtime_plugin.so $(if $(EMULATOR),,$(O)/late_runtime_plugin_libcxx.so)
+$(O)/test_late_runtime: | $(O)/late_runtime_plugin.so $(O)/unloadable_runtime.so \
+	$(if $(EMULATOR),,$(O)/late_runtime_plugin_libcxx.so)
 
 # test_reload loads, drives and unloads again and again, as a game engine
 # reloads its game code, a module with the library in it: reload_plugin.so

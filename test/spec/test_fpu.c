@@ -296,13 +296,26 @@ static void test_new_coroutine_starts_with_mains_flush_to_zero(void **state)
 }
 #endif
 
+#if defined(__SSE2__)
+/* MXCSR's control bits, without the sticky flags, which the asm switch
+ * leaves to the thread. */
+#define MXCSR_FLAGS 0x3f
+
+static unsigned mxcsr_control(void)
+{
+	return _mm_getcsr() & ~(unsigned)MXCSR_FLAGS;
+}
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 /* ---- The x87 control word alone ------------------------------------------ */
 
 /*
  * fesetround sets MXCSR and the x87 control word together; code that sets
  * the x87 word alone (fldcw, as x87 code and some libraries do) changes it
- * without MXCSR.  The switch must carry it all the same.
+ * without MXCSR.  The switch must carry it all the same, and leave main's
+ * MXCSR as it was: checked right after each resume, before the teardown
+ * gives main its whole environment back.
  */
 static unsigned short x87_control_word(void)
 {
@@ -338,6 +351,9 @@ static void test_x87_control_word_set_alone_stays_with_its_coroutine(void **stat
 {
 	struct schedule *S = (struct schedule *)*state;
 	unsigned short mains = x87_control_word();
+#if defined(__SSE2__)
+	unsigned mains_mxcsr = mxcsr_control();
+#endif
 	struct x87_keeper k;
 	int id;
 	k.own = (unsigned short)(mains | X87_ROUNDING);
@@ -347,6 +363,9 @@ static void test_x87_control_word_set_alone_stays_with_its_coroutine(void **stat
 	while (coroutine_status(S, id) != COROUTINE_DEAD) {
 		coroutine_resume(S, id);
 		assert_int_equal(x87_control_word(), mains);
+#if defined(__SSE2__)
+		assert_int_equal(mxcsr_control(), mains_mxcsr);
+#endif
 	}
 	assert_int_equal(k.changed, 0);
 }
@@ -357,16 +376,9 @@ static void test_x87_control_word_set_alone_stays_with_its_coroutine(void **stat
 
 /*
  * The other way round: SSE code may set MXCSR alone (_mm_setcsr), and
- * leave the x87 control word as it was.  Its control bits, without the
- * sticky flags, which the switch leaves to the thread.
+ * leave the x87 control word as it was.
  */
 #define MXCSR_ROUNDING 0x6000 /* bits 13-14: 11 is toward zero */
-#define MXCSR_FLAGS 0x3f
-
-static unsigned mxcsr_control(void)
-{
-	return _mm_getcsr() & ~(unsigned)MXCSR_FLAGS;
-}
 
 struct mxcsr_keeper {
 	unsigned own;  /* the control bits it sets */
@@ -388,6 +400,9 @@ static void test_mxcsr_control_set_alone_stays_with_its_coroutine(void **state)
 {
 	struct schedule *S = (struct schedule *)*state;
 	unsigned mains = mxcsr_control();
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned short mains_x87 = x87_control_word();
+#endif
 	struct mxcsr_keeper k;
 	int id;
 	k.own = mains | MXCSR_ROUNDING;
@@ -397,6 +412,9 @@ static void test_mxcsr_control_set_alone_stays_with_its_coroutine(void **state)
 	while (coroutine_status(S, id) != COROUTINE_DEAD) {
 		coroutine_resume(S, id);
 		assert_int_equal(mxcsr_control(), mains);
+#if defined(__x86_64__) || defined(__i386__)
+		assert_int_equal(x87_control_word(), mains_x87);
+#endif
 	}
 	assert_int_equal(k.changed, 0);
 }

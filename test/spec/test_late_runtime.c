@@ -3,8 +3,11 @@
  * loads a C++ library (late_runtime_plugin.cpp) and the runtime with it,
  * whose coroutines yield inside catch handlers: each still rethrows its own
  * exception, and main its own.  The library finds the runtime when it
- * arrives (see runtime_eh_state in coroutine.cpp), not only when the program
- * starts with one.
+ * arrives (see take_up_late_runtime in coroutine.cpp), not only when the program
+ * starts with one.  With two runtimes (libstdc++ and libc++abi), each keeps
+ * its own state in each coroutine, however many there are, in reused slots
+ * and after the schedule moves to another thread; and a runtime that leaves
+ * the process is let go (unloadable_runtime.c).
  *
  * On Linux the library is a .so that dlopen loads; on Windows a DLL that
  * LoadLibrary loads, built against MinGW's libstdc++-6.dll.  Built with
@@ -48,10 +51,13 @@ static char plugin_path[4096];
 static char plugin_libcxx_path[4096];
 #endif
 
-/* A plugin's two functions, found by its path. */
+/* A plugin's functions, found by its path. */
 struct plugin {
 	new_handler_func new_handler;
 	resume_in_handler_func resume_in_handler;
+	new_noter_func new_noter;
+	new_unwinder_func new_unwinder;
+	void *module;
 };
 
 /* Loads the plugin at path into *p; NULL, or what went wrong. */
@@ -60,8 +66,11 @@ static const char *load_plugin(const char *path, struct plugin *p)
 	void *plugin = load_module(path);
 	if (plugin == NULL)
 		return load_error();
+	p->module = plugin;
 	if (!find_in_module(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
-	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler))
+	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler) ||
+	    !find_in_module(plugin, "new_noter", &p->new_noter, sizeof p->new_noter) ||
+	    !find_in_module(plugin, "new_unwinder", &p->new_unwinder, sizeof p->new_unwinder))
 		return "functions missing";
 	return NULL;
 }
@@ -95,7 +104,7 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 	struct schedule *S = coroutine_open(); /* the thread's first use */
 	int before = coroutine_new(S, yield_once, NULL);
 	struct handler a = { "first", "" }, b = { "second", "" }, m = { "main's", "" };
-	struct plugin p = { NULL, NULL }; /* found in the plugin, loaded below */
+	struct plugin p = { NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
 	const char *why;
 	int ia, ib;
 	(void)state;
@@ -202,7 +211,7 @@ static void libcxx_then_libstdcxx(void *arg)
 	two_runtimes(plugin_libcxx_path, plugin_path);
 }
 
-static void assert_rethrew_their_own(void (*body)(void *), void *arg)
+static void assert_child_succeeds(void (*body)(void *), void *arg)
 {
 	struct child_result r = run_in_child(body, arg);
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
@@ -221,14 +230,14 @@ static void test_two_runtimes_libstdcxx_first_each_keep_their_own(void **state)
 {
 	(void)state;
 	skip_without_libcxx_plugin();
-	assert_rethrew_their_own(libstdcxx_then_libcxx, NULL);
+	assert_child_succeeds(libstdcxx_then_libcxx, NULL);
 }
 
 static void test_two_runtimes_libcxx_first_each_keep_their_own(void **state)
 {
 	(void)state;
 	skip_without_libcxx_plugin();
-	assert_rethrew_their_own(libcxx_then_libstdcxx, NULL);
+	assert_child_succeeds(libcxx_then_libstdcxx, NULL);
 }
 
 /*
@@ -278,7 +287,193 @@ static void runtime_found_by_another_thread_first(void *arg)
 static void test_thread_that_looked_before_the_load_finds_the_runtime(void **state)
 {
 	(void)state;
-	assert_rethrew_their_own(runtime_found_by_another_thread_first, NULL);
+	assert_child_succeeds(runtime_found_by_another_thread_first, NULL);
+}
+
+/* ---- In a child: a schedule that keeps two runtimes ----------------------- */
+
+/* Both plugins: libstdc++ is the runtime a schedule keeps first (swapped on
+ * the fast path), libc++abi the second (swapped around the whole resume, its
+ * states in the schedule's own array: see resume_keeping_more_runtimes). */
+struct two_plugins {
+	struct plugin libstdcxx, libcxx;
+};
+
+/* A schedule opened before the runtimes came, which takes both up at the
+ * first start after (see take_up_late_runtime), with 16 slots then. */
+static struct schedule *open_keeping_two_runtimes(struct two_plugins *p)
+{
+	struct schedule *S = coroutine_open();
+	struct exceptions_seen seen;
+	dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL); /* see two_runtimes */
+	load_or_die(plugin_path, &p->libstdcxx);
+	load_or_die(plugin_libcxx_path, &p->libcxx);
+	coroutine_resume(S, p->libcxx.new_noter(S, &seen));
+	return S;
+}
+
+/* Whether a coroutine of p, new in the slot of one that yielded while an
+ * exception unwound through it and then finished, finds no exception at
+ * its start (1), or says what it found (0). */
+static int starts_clean_in_a_used_slot(struct schedule *S, const struct plugin *p, const char *runtime)
+{
+	struct exceptions_seen seen = { -1, -1 };
+	int id = p->new_unwinder(S), again;
+	coroutine_resume(S, id); /* yields while its exception unwinds */
+	coroutine_resume(S, id); /* catches it and finishes */
+	again = p->new_noter(S, &seen);
+	coroutine_resume(S, again);
+	if (again == id && seen.handling == 0 && seen.unwinding == 0)
+		return 1;
+	fprintf(stderr, "%s: in slot %d after slot %d: handling %d, unwinding %d; ", runtime, again, id,
+		seen.handling, seen.unwinding);
+	return 0;
+}
+
+static void new_coroutines_in_used_slots(void *arg)
+{
+	struct two_plugins p;
+	struct schedule *S = open_keeping_two_runtimes(&p);
+	int clean;
+	(void)arg;
+	clean = starts_clean_in_a_used_slot(S, &p.libstdcxx, "libstdc++");
+	clean &= starts_clean_in_a_used_slot(S, &p.libcxx, "libc++abi");
+	coroutine_close(S);
+	fflush(stderr);
+	_exit(!clean);
+}
+
+static void test_two_runtimes_new_coroutine_in_a_used_slot_finds_no_exception(void **state)
+{
+	(void)state;
+	skip_without_libcxx_plugin();
+	assert_child_succeeds(new_coroutines_in_used_slots, NULL);
+}
+
+/* More coroutines of the second runtime than the schedule had slots when it
+ * took that runtime up: each keeps its own state there all the same. */
+#define MANY 40
+
+static void many_coroutines_of_the_second_runtime(void *arg)
+{
+	static struct handler h[MANY], m[MANY];
+	static char throws[MANY][16], mains[MANY][16];
+	struct two_plugins p;
+	struct schedule *S = open_keeping_two_runtimes(&p);
+	int id[MANY], i, wrong = 0;
+	(void)arg;
+	for (i = 0; i < MANY; i++) {
+		snprintf(throws[i], sizeof throws[i], "coroutine %d", i);
+		snprintf(mains[i], sizeof mains[i], "main %d", i);
+		h[i].throws = throws[i];
+		m[i].throws = mains[i];
+		id[i] = p.libcxx.new_handler(S, &h[i]);
+		coroutine_resume(S, id[i]); /* yields inside its handler */
+	}
+	for (i = 0; i < MANY; i++)
+		p.libcxx.resume_in_handler(S, id[i], &m[i]); /* each rethrows inside main's handler */
+	coroutine_close(S);
+	for (i = 0; i < MANY; i++) {
+		if (strcmp(h[i].rethrown, h[i].throws) == 0 && strcmp(m[i].rethrown, m[i].throws) == 0)
+			continue;
+		if (wrong++ < 3)
+			fprintf(stderr, "%s rethrew \"%s\", %s \"%s\"; ", h[i].throws, h[i].rethrown, m[i].throws,
+				m[i].rethrown);
+	}
+	fflush(stderr);
+	_exit(wrong != 0);
+}
+
+static void test_two_runtimes_many_coroutines_keep_their_own(void **state)
+{
+	(void)state;
+	skip_without_libcxx_plugin();
+	assert_child_succeeds(many_coroutines_of_the_second_runtime, NULL);
+}
+
+/* A schedule that keeps both runtimes moves to another thread when it is
+ * resumed there, here by resuming an empty slot (no coroutine's resume
+ * then follows on the long way): both runtimes still change hands there,
+ * each once. */
+struct moved_schedule {
+	struct schedule *S;
+	struct handlers h[2];
+};
+
+static void move_then_use_both_plugins(void *arg)
+{
+	struct moved_schedule *t = arg;
+	coroutine_resume(t->S, 0); /* an empty slot: its coroutine finished */
+	start_handlers(t->S, &t->h[0], "libstdc++'s a", "libstdc++'s b", "libstdc++'s main");
+	start_handlers(t->S, &t->h[1], "libc++abi's a", "libc++abi's b", "libc++abi's main");
+	rethrow_in_main_then_b(t->S, &t->h[0]);
+	rethrow_in_main_then_b(t->S, &t->h[1]);
+	coroutine_close(t->S);
+}
+
+static void schedule_moved_by_an_empty_slot(void *arg)
+{
+	struct moved_schedule t;
+	struct two_plugins p;
+	(void)arg;
+	memset(&t, 0, sizeof t);
+	t.S = open_keeping_two_runtimes(&p);
+	t.h[0].p = p.libstdcxx;
+	t.h[1].p = p.libcxx;
+	if (!run_thread(move_then_use_both_plugins, &t))
+		exit(3);
+	exit_with_what_was_rethrown(t.h, 2);
+}
+
+static void test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once(void **state)
+{
+	(void)state;
+	skip_without_libcxx_plugin();
+	assert_child_succeeds(schedule_moved_by_an_empty_slot, NULL);
+}
+
+/* ---- In a child: a runtime that leaves ------------------------------------- */
+
+/*
+ * A runtime found in a plugin's scope must be free to go with it: looking
+ * for it keeps no hold on it.  And once it is gone the library must not
+ * call it again: a schedule opened after looks afresh.  The runtime is
+ * unloadable_runtime.so, which can leave (Debian's cannot).
+ */
+#define UNLOADABLE_RUNTIME "unloadable_runtime.so"
+static char unloadable_runtime_path[4096];
+
+static void take_up_a_runtime_then_unload_it(void *arg)
+{
+	struct schedule *S;
+	int (*times_asked)(void);
+	void *runtime = load_module(unloadable_runtime_path);
+	(void)arg;
+	if (runtime == NULL || !find_in_module(runtime, "times_asked", &times_asked, sizeof times_asked)) {
+		fprintf(stderr, "loading %s: %s", unloadable_runtime_path, runtime ? "no times_asked" : load_error());
+		_exit(2);
+	}
+	S = coroutine_open(); /* looks, and keeps it */
+	coroutine_resume(S, coroutine_new(S, yield_once, NULL));
+	if (times_asked() == 0) {
+		fprintf(stderr, "the library did not find %s", UNLOADABLE_RUNTIME);
+		_exit(1);
+	}
+	coroutine_close(S);
+	unload_module(runtime);
+	if (is_loaded(unloadable_runtime_path)) {
+		fprintf(stderr, "%s stays loaded after it was unloaded", UNLOADABLE_RUNTIME);
+		_exit(1);
+	}
+	S = coroutine_open(); /* looks for the runtimes again */
+	coroutine_resume(S, coroutine_new(S, yield_once, NULL));
+	coroutine_close(S);
+}
+
+static void test_runtime_unloaded_is_let_go(void **state)
+{
+	(void)state;
+	assert_child_succeeds(take_up_a_runtime_then_unload_it, NULL);
 }
 #endif
 
@@ -291,6 +486,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_two_runtimes_libstdcxx_first_each_keep_their_own),
 		cmocka_unit_test(test_two_runtimes_libcxx_first_each_keep_their_own),
 		cmocka_unit_test(test_thread_that_looked_before_the_load_finds_the_runtime),
+		cmocka_unit_test(test_two_runtimes_new_coroutine_in_a_used_slot_finds_no_exception),
+		cmocka_unit_test(test_two_runtimes_many_coroutines_keep_their_own),
+		cmocka_unit_test(test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once),
+		cmocka_unit_test(test_runtime_unloaded_is_let_go),
 #endif
 		cmocka_unit_test(test_coroutines_of_a_library_loaded_later_rethrow_their_own),
 	};
@@ -298,6 +497,7 @@ int main(int argc, char **argv)
 	beside_program(plugin_path, sizeof plugin_path, PLUGIN, argv[0]);
 #ifndef _WIN32
 	beside_program(plugin_libcxx_path, sizeof plugin_libcxx_path, PLUGIN_LIBCXX, argv[0]);
+	beside_program(unloadable_runtime_path, sizeof unloadable_runtime_path, UNLOADABLE_RUNTIME, argv[0]);
 #endif
 	return run_suite(tests);
 }

@@ -25,6 +25,20 @@ typedef int (*new_handler_func)(struct schedule *S, struct handler *h);
  * handler, then notes in h->rethrown what `throw;` rethrows. */
 typedef void (*resume_in_handler_func)(struct schedule *S, int id, struct handler *h);
 
+/* What a coroutine finds in its runtime at its start: whether an exception
+ * is being handled (std::current_exception), and how many are unwinding
+ * (std::uncaught_exceptions).  A new coroutine must find neither. */
+struct exceptions_seen {
+	int handling;
+	int unwinding;
+};
+
+/* Adds a coroutine that notes in *seen what it finds at its start. */
+typedef int (*new_noter_func)(struct schedule *S, struct exceptions_seen *seen);
+/* Adds a coroutine that throws, yields while the exception unwinds through
+ * it (in a destructor), then, resumed, catches it and finishes. */
+typedef int (*new_unwinder_func)(struct schedule *S);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,8 +7,11 @@
  */
 #include "late_runtime.h"
 
+#include <exception>
 #include <stdexcept>
 #include <string.h>
+
+#define EXPORTED extern "C" __attribute__((visibility("default")))
 
 /* What `throw;` rethrows here: the message of the exception being handled. */
 static void note_rethrown(struct handler *h)
@@ -31,12 +34,12 @@ static void yield_in_handler(struct schedule *S, void *ud)
 	}
 }
 
-extern "C" __attribute__((visibility("default"))) int new_handler(struct schedule *S, struct handler *h)
+EXPORTED int new_handler(struct schedule *S, struct handler *h)
 {
 	return coroutine_new(S, yield_in_handler, h);
 }
 
-extern "C" __attribute__((visibility("default"))) void resume_in_handler(struct schedule *S, int id, struct handler *h)
+EXPORTED void resume_in_handler(struct schedule *S, int id, struct handler *h)
 {
 	try {
 		throw std::runtime_error(h->throws);
@@ -44,4 +47,49 @@ extern "C" __attribute__((visibility("default"))) void resume_in_handler(struct 
 		coroutine_resume(S, id);
 		note_rethrown(h);
 	}
+}
+
+/* How many exceptions are unwinding (std::uncaught_exceptions is C++17,
+ * clang++'s default is C++14). */
+static int unwinding_now(void)
+{
+#if __cplusplus >= 201703L
+	return std::uncaught_exceptions();
+#else
+	return std::uncaught_exception() ? 1 : 0;
+#endif
+}
+
+static void note_exceptions_at_start(struct schedule *S, void *ud)
+{
+	struct exceptions_seen *seen = (struct exceptions_seen *)ud;
+	(void)S;
+	seen->handling = std::current_exception() != nullptr;
+	seen->unwinding = unwinding_now();
+}
+
+EXPORTED int new_noter(struct schedule *S, struct exceptions_seen *seen)
+{
+	return coroutine_new(S, note_exceptions_at_start, seen);
+}
+
+/* Yields when it is destroyed: while an exception unwinds through it. */
+struct yield_when_destroyed {
+	struct schedule *S;
+	~yield_when_destroyed() { coroutine_yield(S); }
+};
+
+static void yield_while_unwinding(struct schedule *S, void *ud)
+{
+	(void)ud;
+	try {
+		yield_when_destroyed y = { S };
+		throw std::runtime_error("unwinding");
+	} catch (...) {
+	}
+}
+
+EXPORTED int new_unwinder(struct schedule *S)
+{
+	return coroutine_new(S, yield_while_unwinding, NULL);
 }

@@ -1,0 +1,139 @@
+#!/bin/bash
+# checks_test.sh - the build's own checks, each fed the fault it is there to
+# catch, must report it (`make checks-test`, run by `make test`; from the
+# source root):
+#
+#     test/support/checks_test.sh WORK-DIR [TARBALL]
+#
+# - targets-check (mk/docs.mk), on a README whose table names a target
+#   that does not exist, and on one whose table lacks a target;
+# - test/docs/first_program.sh, on a README whose first program warns in
+#   C89 and whose build lines fail before the last;
+# - test/support/run.sh, on a program that passes a test and then crashes;
+# - test/docs/tarball.sh, given TARBALL (a good one, from make dist, with
+#   its .sha256 beside it), on copies that hold .ci/, whose .sha256 names
+#   a path, whose README names a file they do not hold.
+# Each fault goes into a copy, in WORK-DIR, of the files the check reads.
+# Prints a line per check as plain.h does ("ok"/"FAIL"), so that run.sh
+# counts them.
+# shellcheck disable=SC2016 # backquotes are Markdown's here, not the shell's
+set -u
+work=$1
+tarball=${2:-}
+failed=0
+
+# report NAME [WHY]: one check's line.
+report() {
+	if [ $# = 1 ]; then echo "ok   $1"; else echo "FAIL $1: $2"; failed=$((failed + 1)); fi
+}
+
+# said FILE: what a check printed, indented, so that run.sh counts none of
+# its lines as this script's.
+said() {
+	sed 's/^/    /' "$1"
+}
+
+# expect_report NAME SAYS COMMAND...: COMMAND must fail, saying SAYS
+# (what it said is left in $work/said).
+expect_report() {
+	local name=$1 says=$2 out=$work/said
+	shift 2
+	if "$@" > "$out" 2>&1; then
+		report "$name" "it passed:
+$(said "$out")"
+	elif ! grep -qF -- "$says" "$out"; then
+		report "$name" "it failed without saying \"$says\":
+$(said "$out")"
+	else
+		report "$name"
+	fi
+}
+
+# copy_tree DIR SED-SCRIPT: the build files and the library in DIR, with
+# README.md as SED-SCRIPT changes it.
+copy_tree() {
+	mkdir -p "$1"
+	cp -R Makefile mk test coroutine.h coroutine.cpp asm_switch.S "$1/"
+	sed "$2" README.md > "$1/README.md"
+	cmp -s README.md "$1/README.md" && { echo "checks_test.sh: $2 changes nothing in README.md"; exit 1; }
+}
+
+rm -rf "$work"
+mkdir -p "$work"
+
+# ---- targets-check ---------------------------------------------------------
+# A row of the table that names one target: one more row after it, or none.
+row=$(grep -m 1 -E '^\| `make [a-z-]+` \|' README.md)
+target=$(echo "$row" | sed -E 's/^\| `make ([a-z-]+)`.*/\1/')
+[ -n "$target" ] || { echo "checks_test.sh: README's table of make targets has no row for one target"; exit 1; }
+copy_tree "$work/unknown-target" "/^| \`make $target\` |/a | \`make no-such-target\` | a row for a target that does not exist |"
+expect_report "targets-check reports a README row that names no target" "no-such-target" \
+	make -s --no-print-directory -C "$work/unknown-target" targets-check
+copy_tree "$work/missing-target" "/^| \`make $target\` |/d"
+expect_report "targets-check reports a target that README's table lacks" "lacks: $target" \
+	make -s --no-print-directory -C "$work/missing-target" targets-check
+
+# ---- README's first program --------------------------------------------------
+# long long is not C89 (a warning under -Wpedantic); a build line that
+# fails must stop the lines, or the ones after it would build and print the
+# right output.
+copy_tree "$work/first" '/^<!-- begin first.c /,/^#include "coroutine.h"/s/^#include "coroutine.h"$/&\nlong long not_c89;/
+/^<!-- begin first-build /a\    false'
+(cd "$work/first" && test/docs/first_program.sh build first-build) > "$work/first.out" 2>&1
+# first_says NAME LINE: first_program.sh must have printed LINE.
+first_says() {
+	if grep -qF -- "$2" "$work/first.out"; then report "$1"; else report "$1" "it did not:
+$(said "$work/first.out")"; fi
+}
+first_says "first_program.sh reports a first program that is not warning-free C89" \
+	"FAIL README's first program is warning-free C89"
+first_says "first_program.sh reports build lines that fail before the last" \
+	"FAIL README's first program, built and run by README's \"first-build\" lines: they failed"
+
+# ---- run.sh ---------------------------------------------------------------------
+# A program that crashes after a passed test has failed one: the one running.
+cat > "$work/crashes" <<'PROGRAM'
+#!/bin/sh
+echo "[==========] Running 2 test(s)."
+echo "[ RUN      ] test_passes"
+echo "[       OK ] test_passes"
+echo "[ RUN      ] test_crashes"
+kill -SEGV $$
+PROGRAM
+chmod +x "$work/crashes"
+expect_report "run.sh counts a program that crashed as a failed test" "1 passed, 1 failed" \
+	env -u TEST_TALLY -u RUN -u V -u LOG_DIR test/support/run.sh "$work/crashes"
+if grep -qF "killed by SIGSEGV, in test_crashes" "$work/said"; then
+	report "run.sh says which signal stopped a program, in which test"
+else
+	report "run.sh says which signal stopped a program, in which test" "
+$(said "$work/said")"
+fi
+
+# ---- tarball.sh -----------------------------------------------------------------
+# bad_tarball NAME COMMAND: a copy of the tarball, unpacked in NAME/, changed
+# by COMMAND (run there), packed again with its .sha256 as make dist writes it.
+bad_tarball() {
+	local dir=$work/$1 top
+	mkdir -p "$dir"
+	tar xzf "$tarball" -C "$dir" || exit 1
+	top=$(ls "$dir")
+	(cd "$dir/$top" && eval "$2") || exit 1
+	tar czf "$work/$1.tar.gz" -C "$dir" "$top"
+	(cd "$work" && sha256sum "$1.tar.gz" > "$1.tar.gz.sha256")
+}
+
+if [ -n "$tarball" ]; then
+	bad_tarball with-ci 'mkdir .ci && echo "#!/bin/sh" > .ci/run'
+	expect_report "tarball.sh reports .ci/ in the tarball" "it holds .ci" test/docs/tarball.sh "$work/with-ci.tar.gz"
+	bad_tarball with-path 'true'
+	(cd "$work/.." && sha256sum "$(basename "$work")/with-path.tar.gz") > "$work/with-path.tar.gz.sha256"
+	expect_report "tarball.sh reports a .sha256 that names a path" "sha256sum -c beside it" \
+		test/docs/tarball.sh "$work/with-path.tar.gz"
+	bad_tarball readme-names-more 'echo "See \`test/support/nowhere.c\` and [this](examples/nowhere.c)." >> README.md'
+	expect_report "tarball.sh reports a file README names that the tarball lacks" "names test/support/nowhere.c" \
+		test/docs/tarball.sh "$work/readme-names-more.tar.gz"
+	expect_report "tarball.sh reports a link in README to a file that the tarball lacks" "names examples/nowhere.c" \
+		test/docs/tarball.sh "$work/readme-names-more.tar.gz"
+fi
+[ "$failed" = 0 ]
