@@ -51,16 +51,13 @@ windows-dll-test: $(WINEPREFIX_DIR)/system.reg
 # loads, drives and frees again and again, as a game engine reloads its
 # game code, reload_plugin.dll (test/support/reload_plugin.c with the
 # library built in) and libcoroutine.dll, both beside it.  The library's
-# DLL is linked as CMake and Meson link it (with libgcc built in);
-# Microsoft's linker would export none of its functions, so the MSVC ABI
-# has the plugin only (RELOAD_DLLS).  DLL_LDFLAGS: what a DLL adds to the
-# programs' LDFLAGS.
-RELOAD_DLLS ?= reload_plugin libcoroutine
+# DLL is linked as CMake and Meson link it (with libgcc built in).
+# DLL_LDFLAGS: what a DLL adds to the programs' LDFLAGS.
 $(O)/reload.o: test/spec/test_reload.c $(TEST_HEADERS)
 	@mkdir -p $(@D)
 	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
 
-$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(addprefix $(O)/,$(addsuffix .dll,$(RELOAD_DLLS)))
+$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(O)/reload_plugin.dll $(O)/libcoroutine.dll
 	$(CLINK) $(LDFLAGS) $^ -o $@
 
 $(O)/reload_plugin.dll: $(O)/reload_plugin.o $(LIBOBJS_$(BACKEND))
@@ -147,8 +144,9 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # preprocessed as cl.exe sees it, _MSC_VER and neither __GNUC__ nor
 # __clang__, must hold no GNU-only spelling in its own lines), and the
 # ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
-# library, the demo, the C examples, driver, win_stack, msvc_exceptions and
-# reload (whose plugin DLL starts at libwinecrt0's DllMainCRTStartup),
+# library, the demo, the C examples, driver, win_stack, msvc_exceptions,
+# reload, driver_dll and dllmain (whose DLLs start at libwinecrt0's
+# DllMainCRTStartup; libcoroutine.dll's import library is libcoroutine.lib),
 # linked by lld-link against the MSVC C runtime's interface as wine
 # provides it (headers: libwine-dev; import libraries and mainCRTStartup:
 # wine64-tools), run under wine, outputs as on Linux.  Twice: with
@@ -177,7 +175,7 @@ MSVC_SPELLINGS := CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS) -DCOROUTINE_MICROSOFT_S
 	CXXFLAGS="$(CXXFLAGS) -Wno-implicit-function-declaration"
 MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX= \
 	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar NM=llvm-nm OBJDUMP=llvm-objdump \
-	LDFLAGS="$(MSVC_LDFLAGS)" RELOAD_DLLS=reload_plugin DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup \
+	LDFLAGS="$(MSVC_LDFLAGS)" DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup \
 	IMPLIB=-Wl,-implib: IMPLIB_SUFFIX=.lib
 # GNU-only spellings cl.exe would reject.
 GNU_ONLY := __attribute__|__builtin_|__asm|(^|[^_[:alnum:]])asm *\(|__thread|typeof|__extension__|\(\{|__label__|__int128|__inline__|__restrict__
