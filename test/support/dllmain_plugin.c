@@ -6,7 +6,8 @@
  *   close  coroutine_close, when it is freed, of the schedule that
  *          plugin_keep_schedule opened.
  * Unset, DllMain does nothing, and plugin_run opens, runs and closes
- * outside it.
+ * outside it.  And after plugin_hold_next_thread, DllMain holds the loader
+ * lock in the next thread that starts, until the program releases it.
  */
 #include "coroutine.h"
 
@@ -42,6 +43,29 @@ __declspec(dllexport) int plugin_keep_schedule(void)
 	return kept != NULL;
 }
 
+static HANDLE holding, release;
+static volatile LONG released;
+
+__declspec(dllexport) void plugin_hold_next_thread(HANDLE now_holding, HANDLE to_release)
+{
+	holding = now_holding;
+	release = to_release;
+}
+
+/* 1 if the program released the hold, 0 if it timed out (10 s). */
+__declspec(dllexport) int plugin_released(void)
+{
+	return released;
+}
+
+static void hold_the_loader_lock(void)
+{
+	HANDLE now_holding = holding;
+	holding = NULL;
+	SetEvent(now_holding);
+	released = WaitForSingleObject(release, 10000) == WAIT_OBJECT_0;
+}
+
 static int asked(const char *what)
 {
 	char value[16];
@@ -56,5 +80,7 @@ BOOL WINAPI DllMain(HINSTANCE dll, DWORD reason, LPVOID reserved)
 		coroutine_close(coroutine_open());
 	if (reason == DLL_PROCESS_DETACH && asked("close"))
 		coroutine_close(kept);
+	if (reason == DLL_THREAD_ATTACH && holding != NULL)
+		hold_the_loader_lock();
 	return TRUE;
 }
