@@ -107,8 +107,9 @@ static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
  * Relaxed: only the numbers must differ. */
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
 #if defined(_WIN32)
-/* Where its Self field points.  (Not MinGW's NtCurrentTeb, whose inline
- * read of gs makes g++ 12 warn of an out-of-bounds array.) */
+/* gs:0x30 holds the TEB's own address (its Self field).  (Not MinGW's
+ * NtCurrentTeb, whose inline read of gs makes g++ 12 warn of an
+ * out-of-bounds array.) */
 static ALWAYS_INLINE char *current_teb(void) { char *teb; __asm__("movq %%gs:0x30, %0" : "=r"(teb)); return teb; }
 #endif
 #elif defined(_MSC_VER)
