@@ -79,6 +79,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
  *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
  *   atomic_swap(l, v), atomic_release(l)  a lock's take (the old value) and give
+ *   current_teb()        x64 Windows' thread environment block (Windows only)
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !COROUTINE_MICROSOFT_SPELLINGS
 #define NOINLINE __attribute__((noinline))
@@ -100,6 +101,12 @@ static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
 static ALWAYS_INLINE long atomic_swap(volatile long *l, long v) { return __atomic_exchange_n(l, v, __ATOMIC_ACQUIRE); }
 static ALWAYS_INLINE void atomic_release(volatile long *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+#if defined(_WIN32)
+/* gs:0x30 holds the TEB's own address (its Self field).  (Not MinGW's
+ * NtCurrentTeb, whose inline read of gs makes g++ 12 warn of an
+ * out-of-bounds array.) */
+static ALWAYS_INLINE char *current_teb(void) { char *teb; __asm__("movq %%gs:0x30, %0" : "=r"(teb)); return teb; }
+#endif
 #elif defined(_MSC_VER)
 #include <intrin.h>
 #define NOINLINE __declspec(noinline)
@@ -117,6 +124,7 @@ static ALWAYS_INLINE char *launder(char *p) { char *volatile opaque = p; return 
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return (uint64_t)_InterlockedIncrement64((volatile long long *)n); /* __int64 is long long */ }
 static ALWAYS_INLINE long atomic_swap(volatile long *l, long v) { return _InterlockedExchange(l, v); }
 static ALWAYS_INLINE void atomic_release(volatile long *l) { _InterlockedExchange(l, 0); }
+#define current_teb() ((char *)NtCurrentTeb())
 #else
 #error "coroutine.cpp knows the GNU spellings (gcc, clang, clang-cl) and Microsoft's (cl.exe)"
 #endif
@@ -398,6 +406,7 @@ static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
 static void first_schedule_opened(void);
 static void last_schedule_closed(void);
+static void refuse_under_loader_lock(const char *func); /* Windows: DllMain's lock */
 /* The switch: C started on the top of the run stack, main saved in S->main;
  * and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
@@ -491,6 +500,7 @@ static int map_run_stack(struct schedule *S)
 
 struct schedule *coroutine_open(void)
 {
+	refuse_under_loader_lock("coroutine_open");
 	struct schedule *S = (struct schedule *)calloc(1, sizeof *S);
 	if (S == NULL)
 		return NULL;
@@ -880,6 +890,7 @@ void coroutine_close(struct schedule *S)
 {
 	if (S == NULL)
 		return;
+	refuse_under_loader_lock("coroutine_close");
 	check_in_main(S, "coroutine_close", "close the schedule from the main program");
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i];
@@ -1393,6 +1404,30 @@ static void find_runtimes(struct runtimes *found)
 #if !defined(_WIN32) || EH_MSVC_ABI
 static void first_schedule_opened(void) {}
 static void last_schedule_closed(void) {}
+#endif
+
+/* Windows runs DllMain, and the constructors and destructors of a DLL's
+ * statics, under the loader lock, which ntdll may take (Wine's does) to
+ * register or drop a DLL notification: coroutine_open or coroutine_close
+ * there would wait for the open schedules' lock while a thread holding it
+ * waits for the loader lock.  So both refuse there, with either C++ ABI (a program
+ * behaves the same on both).  The lock is a critical section, which names
+ * the thread owning it; on x64 the TEB holds the PEB's address at 0x60,
+ * and the PEB the lock's at 0x110 (SDKs' winternl.h name them differently). */
+#if defined(_WIN32)
+static void refuse_under_loader_lock(const char *func)
+{
+	const char *peb = *(char *const *)(current_teb() + 0x60);
+	const RTL_CRITICAL_SECTION *loader_lock = *(RTL_CRITICAL_SECTION *const *)(peb + 0x110);
+	if (loader_lock->OwningThread == (HANDLE)(ULONG_PTR)GetCurrentThreadId())
+		fail("%s: called under the loader lock (from DllMain, or a DLL's static constructor or destructor)",
+		     func);
+}
+#else
+static void refuse_under_loader_lock(const char *func)
+{
+	(void)func;
+}
 #endif
 
 /* ---- WebAssembly's frames (Emscripten's fibers) ----------------------------

@@ -52,11 +52,27 @@
 	(COROUTINE_VERSION_MAJOR * 10000 + COROUTINE_VERSION_MINOR * 100 + COROUTINE_VERSION_PATCH)
 
 /*
- * The shared library is built with -fvisibility=hidden, so that it exports
- * the functions marked COROUTINE_API and nothing else.  (Windows has no
- * such attribute: there the mark is empty.)
+ * COROUTINE_API marks the functions a shared library exports.  ELF and
+ * Mach-O: the shared library is built with -fvisibility=hidden, so that it
+ * exports the functions marked here and nothing else.  Windows: a DLL
+ * exports what is __declspec(dllexport) (Microsoft's linker exports
+ * nothing else), and a program calls into a DLL through
+ * __declspec(dllimport).  Two macros say which, defined by the build:
+ *   COROUTINE_BUILD_DLL  while compiling coroutine.cpp into libcoroutine.dll;
+ *   COROUTINE_DLL        while compiling code that calls libcoroutine.dll.
+ * CMake's and Meson's shared builds define both for you.  Neither is
+ * defined for the static library, nor when coroutine.cpp is built into a
+ * program or into a DLL of your own: there the mark is empty.
  */
-#if defined(__GNUC__) && __GNUC__ >= 4 && !defined(_WIN32) && !defined(__CYGWIN__)
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(COROUTINE_BUILD_DLL)
+#define COROUTINE_API __declspec(dllexport)
+#elif defined(COROUTINE_DLL)
+#define COROUTINE_API __declspec(dllimport)
+#else
+#define COROUTINE_API
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
 #define COROUTINE_API __attribute__((visibility("default")))
 #else
 #define COROUTINE_API

@@ -15,7 +15,7 @@ WINEPREFIX_DIR := $(CURDIR)/$(WIN_B)/wineprefix
 WINE_RUN := env WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all $(WINE)
 # __USE_MINGW_ANSI_STDIO: C99 printf (%zu) in the test programs too.
 WINDOWS_VARS := B=$(WIN_B) BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" \
-	CC=$(MINGW)gcc CXX=$(MINGW)g++ AR=$(MINGW)ar \
+	CC=$(MINGW)gcc CXX=$(MINGW)g++ AR=$(MINGW)ar NM=$(MINGW)nm OBJDUMP=$(MINGW)objdump \
 	CPPFLAGS="$(CPPFLAGS) -D__USE_MINGW_ANSI_STDIO=1" LDFLAGS="$(LDFLAGS) -static"
 
 .PHONY: windows-test
@@ -35,7 +35,7 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx reload" check check-outputs
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx reload driver_dll dllmain" check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
 
@@ -51,16 +51,13 @@ windows-dll-test: $(WINEPREFIX_DIR)/system.reg
 # loads, drives and frees again and again, as a game engine reloads its
 # game code, reload_plugin.dll (test/support/reload_plugin.c with the
 # library built in) and libcoroutine.dll, both beside it.  The library's
-# DLL is linked as CMake and Meson link it (with libgcc built in);
-# Microsoft's linker would export none of its functions, so the MSVC ABI
-# has the plugin only (RELOAD_DLLS).  DLL_LDFLAGS: what a DLL adds to the
-# programs' LDFLAGS.
-RELOAD_DLLS ?= reload_plugin libcoroutine
+# DLL is linked as CMake and Meson link it (with libgcc built in).
+# DLL_LDFLAGS: what a DLL adds to the programs' LDFLAGS.
 $(O)/reload.o: test/spec/test_reload.c $(TEST_HEADERS)
 	@mkdir -p $(@D)
 	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
 
-$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(addprefix $(O)/,$(addsuffix .dll,$(RELOAD_DLLS) reload_plugin_next))
+$(O)/reload$(EXE): $(O)/reload.o $(O)/libcoroutine.a | $(O)/reload_plugin.dll $(O)/reload_plugin_next.dll $(O)/libcoroutine.dll
 	$(CLINK) $(LDFLAGS) $^ -o $@
 
 $(O)/reload_plugin.dll: $(O)/reload_plugin.o $(LIBOBJS_$(BACKEND))
@@ -70,7 +67,51 @@ $(O)/reload_plugin.dll: $(O)/reload_plugin.o $(LIBOBJS_$(BACKEND))
 $(O)/reload_plugin_next.dll: $(O)/reload_plugin.dll
 	cp $< $@
 
-$(O)/libcoroutine.dll: $(LIBOBJS_$(BACKEND))
+# libcoroutine.dll: coroutine.cpp compiled with COROUTINE_BUILD_DLL, so
+# that it exports what coroutine.h marks COROUTINE_API and nothing else
+# (Microsoft's linker exports nothing unmarked; MinGW's ld, everything
+# when nothing is marked); and its import library beside it, written by
+# the linker's option IMPLIB, named libcoroutine$(IMPLIB_SUFFIX).
+IMPLIB ?= -Wl,--out-implib,
+IMPLIB_SUFFIX ?= .dll.a
+$(O)/dll/coroutine.o: coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) -DCOROUTINE_BUILD_DLL $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
+
+$(O)/libcoroutine.dll: $(O)/dll/coroutine.o $(filter-out $(O)/coroutine.o,$(LIBOBJS_$(BACKEND)))
+	$(CLINK) -shared $(LDFLAGS) $(DLL_LDFLAGS) $^ $(IMPLIB)$(O)/libcoroutine$(IMPLIB_SUFFIX) -o $@
+	@$(OBJDUMP) -p $@ | awk '$$NF ~ /^coroutine_[a-z_]+$$/ { print $$NF }' | sort > $@.exports
+	@sed -n 's/^COROUTINE_API .*\(coroutine_[a-z_]*\)(.*/\1/p' coroutine.h | sort | diff -u - $@.exports \
+		|| { echo "$@ must export the functions coroutine.h marks COROUTINE_API, no other"; rm -f $@; exit 1; }
+
+$(O)/libcoroutine$(IMPLIB_SUFFIX): $(O)/libcoroutine.dll ;
+
+# driver_dll: driver.c and its model compiled with COROUTINE_DLL, so that
+# they call the library through __imp_coroutine_* (dllimport), and linked
+# through the import library: the DLL, beside it, runs the core checks.
+DLL_USER_CC = $(TEST_CC) -DCOROUTINE_DLL -c $< -o $@
+$(O)/dll/driver.o: test/platform/driver.c $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(DLL_USER_CC)
+
+$(O)/dll/model.o: test/support/model.c $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(DLL_USER_CC)
+
+$(O)/driver_dll$(EXE): $(O)/dll/driver.o $(O)/dll/model.o $(O)/libcoroutine$(IMPLIB_SUFFIX)
+	@$(NM) $(O)/dll/driver.o | grep -q ' __imp_coroutine_open$$' \
+		|| { echo "$(O)/dll/driver.o calls coroutine_open without dllimport"; exit 1; }
+	$(CLINK) $(LDFLAGS) $^ -lm -o $@
+	@$(OBJDUMP) -p $@ | grep -q 'DLL Name: libcoroutine.dll' \
+		|| { echo "$@ does not import libcoroutine.dll"; rm -f $@; exit 1; }
+
+# dllmain: what coroutine_open and coroutine_close do when dllmain_plugin.dll
+# (test/support/dllmain_plugin.c, with the library built in) calls them
+# from its DllMain, under the loader lock: they refuse, with their message.
+$(O)/dllmain$(EXE): $(O)/dllmain.o $(O)/libcoroutine.a | $(O)/dllmain_plugin.dll
+	$(CLINK) $(LDFLAGS) $^ -o $@
+
+$(O)/dllmain_plugin.dll: $(O)/dllmain_plugin.o $(LIBOBJS_$(BACKEND))
 	$(CLINK) -shared $(LDFLAGS) $(DLL_LDFLAGS) $^ -o $@
 
 # The C++ exception tests linked against MinGW's libstdc++-6.dll (and
@@ -107,8 +148,9 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # preprocessed as cl.exe sees it, _MSC_VER and neither __GNUC__ nor
 # __clang__, must hold no GNU-only spelling in its own lines), and the
 # ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
-# library, the demo, the C examples, driver, win_stack, msvc_exceptions and
-# reload (whose plugin DLL starts at libwinecrt0's DllMainCRTStartup),
+# library, the demo, the C examples, driver, win_stack, msvc_exceptions,
+# reload, driver_dll and dllmain (whose DLLs start at libwinecrt0's
+# DllMainCRTStartup; libcoroutine.dll's import library is libcoroutine.lib),
 # linked by lld-link against the MSVC C runtime's interface as wine
 # provides it (headers: libwine-dev; import libraries and mainCRTStartup:
 # wine64-tools), run under wine, outputs as on Linux.  Twice: with
@@ -136,8 +178,9 @@ MSVC_LDFLAGS := -fuse-ld=lld -nostdlib -Wl,-entry:mainCRTStartup $(MSVC_B)/msvc_
 MSVC_SPELLINGS := CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS) -DCOROUTINE_MICROSOFT_SPELLINGS=1" \
 	CXXFLAGS="$(CXXFLAGS) -Wno-implicit-function-declaration"
 MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX= \
-	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar LDFLAGS="$(MSVC_LDFLAGS)" \
-	RELOAD_DLLS=reload_plugin DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup
+	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar NM=llvm-nm OBJDUMP=llvm-objdump \
+	LDFLAGS="$(MSVC_LDFLAGS)" DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup \
+	IMPLIB=-Wl,-implib: IMPLIB_SUFFIX=.lib
 # GNU-only spellings cl.exe would reject.
 GNU_ONLY := __attribute__|__builtin_|__asm|(^|[^_[:alnum:]])asm *\(|__thread|typeof|__extension__|\(\{|__label__|__int128|__inline__|__restrict__
 
@@ -163,8 +206,8 @@ $(MSVC_B)/m.lib:
 
 windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/masm SWITCH=asm_switch.asm $(MSVC_SPELLINGS) \
-		TESTS="driver win_stack msvc_exceptions reload" check check-outputs
+		TESTS="driver win_stack msvc_exceptions reload driver_dll dllmain" check check-outputs
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/gas CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" \
-		TESTS="driver win_stack msvc_exceptions reload" check check-outputs
+		TESTS="driver win_stack msvc_exceptions reload driver_dll dllmain" check check-outputs
 	test/platform/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
 

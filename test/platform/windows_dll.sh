@@ -13,7 +13,9 @@
 # and the program may import only the DLLs of the allowlist below (the
 # program also the library's DLL), and the program, copied into an empty
 # folder with the DLL alone, runs under wine with no WINEPATH and prints
-# examples/generator.expected.  Builds stay in BUILD-DIR, so that a second
+# examples/generator.expected.  The DLL exports coroutine.h's functions
+# only, which the shared builds' program calls through dllimport and the
+# static build's directly.  Builds stay in BUILD-DIR, so that a second
 # run rebuilds only what changed.
 set -euo pipefail
 
@@ -68,17 +70,39 @@ runs_alone() {
 		| diff -u "$root/examples/generator.expected" - || fail "$program (with only ${dll:-no DLL} beside it)"
 }
 
+# exports_the_api DLL: DLL exports the functions coroutine.h marks
+# COROUTINE_API and nothing else (it was built with COROUTINE_BUILD_DLL:
+# without a dllexport, MinGW's ld would export every global symbol).
+exports_the_api() {
+	diff -u <(sed -n 's/^COROUTINE_API .*\(coroutine_[a-z_]*\)(.*/\1/p' "$root/coroutine.h" | sort) \
+		<("${mingw}objdump" -p "$1" | sed -n '/^\[Ordinal\/Name Pointer\] Table/,/^$/s/^[[:space:]]*\[ *[0-9]*\] //p' | sort) \
+		|| fail "$1 exports other functions than coroutine.h's"
+}
+
+# calls_through_imports OBJECT yes|no: OBJECT calls the library through
+# __imp_coroutine_* (dllimport, COROUTINE_DLL), or not at all (static).
+calls_through_imports() {
+	local found=no
+	"${mingw}nm" "$1" | grep -q ' __imp_coroutine_open$' && found=yes
+	[ $found = "$2" ] || fail "$1: calls coroutine_open through dllimport: $found, should: $2"
+}
+
 # check LINKAGE PROGRAM DLL-PATTERN: the checks of one build.
 check() {
-	local linkage=$1 program=$2 dll
+	local linkage=$1 program=$2 dll object
 	dll=$(find "$(dirname "$program")" -name "$3" ! -path "*/alone/*" | head -n 1)
+	object=$(find "$(dirname "$program")" -name 'generator.c.o*' | head -n 1)
+	[ -n "$object" ] || fail "no object of generator.c beside $program"
 	case $linkage in
 	shared) [ -n "$dll" ] || fail "no $3 built beside $program"
 		imports_only_windows "$dll"
+		exports_the_api "$dll"
+		calls_through_imports "$object" yes
 		imports_only_windows "$program" "^$(basename "$dll")\$"
 		[ "$(imports "$program" | grep -cxF "$(basename "$dll")")" = 1 ] \
 			|| fail "$program does not load $(basename "$dll")" ;;
-	static) imports_only_windows "$program" ;;
+	static) imports_only_windows "$program"
+		calls_through_imports "$object" no ;;
 	esac
 	runs_alone "$program" ${dll:+"$dll"}
 }
