@@ -10,7 +10,7 @@
 .PHONY: first-program-check
 first-program-check:
 	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's first program" \
-		test/docs/first_program.sh $(B)/readme/first first-build asm-build
+		test/docs/first_program.sh $(B)/readme/first first-build first-build-cxx asm-build
 
 # ---- README's walkthrough, made by the program --------------------------------
 # README's trace excerpt and frame table ("How stack copying works") are what
