@@ -39,9 +39,12 @@ readme-walkthrough-check:
 	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/docs/readme_trace.sh check $(README_BUILD)/main; fi
 
 # ---- README's table of targets --------------------------------------------------
-# Every target a user runs is declared .PHONY and named in README's table
-# ("Make targets"), and every target the table names exists.  Internal
-# targets, which other targets call, are listed here instead.
+# Every target a user runs is declared .PHONY and named in README's tables
+# ("Make targets"), and every target the tables name exists; the first
+# table, which `make help` prints first, holds the everyday targets and
+# only them.  Internal targets, which other targets call, are listed here
+# instead.
+EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
 INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
 	msvc-view readme-walkthrough-check targets-check matrix-std $(MATRIX) $(CROSS_TESTS)
 
@@ -55,6 +58,9 @@ targets-check:
 		[ -z "$$missing" ] || echo "README's table of make targets lacks:" $$missing; \
 		[ -z "$$unknown" ] || echo "README's table of make targets names targets that do not exist:" $$unknown; \
 		exit 1; fi
+	@everyday=$$(awk -f mk/help.awk -v list=1 -v first=1 README.md | sort -u | paste -sd' '); \
+	 [ "$$everyday" = "$$(echo $(EVERYDAY_TARGETS) | tr ' ' '\n' | sort -u | paste -sd' ')" ] || \
+		{ echo "README's first table of make targets (make help's first) is not the everyday ones ($(EVERYDAY_TARGETS)): $$everyday"; exit 1; }
 
 # ---- The page of main --trace=html -------------------------------------------------
 # In headless Chromium (Debian's chromium): the DOM its script drew at
