@@ -158,7 +158,7 @@ check_step() { # walkthrough, url-hash, step shown
 	if [[ $line == *"first run"* ]]; then
 		local body start next
 		body=$([ "$w" = 1 ] && echo foo || echo walk)
-		start=$(echo "$d" | grep -o 'class="band start[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' |
+		start=$(echo "$d" | { grep -o 'class="band start[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
 			sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/\1|\2/' | sed 's/&#39;/'"'"'/g; s/&amp;/\&/g')
 		next=$(awk -v k="$k" -v id="${line#resume }" 'BEGIN { sub(/:.*/, "", id) } !/^  / { s++; y = s > k && $0 ~ "^yield  " id ":" }
 			y && /^  run / { sub(/^  run /, ""); print } s > k && !/^  / && !y && f { exit } y { f = 1 }' "$out/steps-$w.txt")
