@@ -1,5 +1,6 @@
 # mk/docs.mk - README's checks: its first program builds and prints what
-# README shows, the walkthrough is what the program prints, the page of
+# README shows, its contents link every section, the walkthrough is what
+# the program prints, the page of
 # main --trace=html says what main --trace says, and the table of targets
 # (which `make help` prints) names every target and only targets.
 
@@ -25,11 +26,15 @@ $(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_pa
 	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
 	$(README_CXX) -I$(@D) $(TRACE_SOURCES) $(@D)/coroutine.o -lbacktrace -o $@
 
-.PHONY: readme-trace readme-check readme-walkthrough-check targets-check
+.PHONY: readme-trace readme-check readme-walkthrough-check targets-check readme-contents-check
 readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
-readme-check: first-program-check readme-walkthrough-check targets-check
+readme-check: first-program-check readme-walkthrough-check targets-check readme-contents-check
+
+# README's contents link every section, and only headings that exist.
+readme-contents-check:
+	@test/docs/readme_contents.sh
 
 readme-walkthrough-check:
 	@if [ "$$(uname -m)" != x86_64 ]; then \
@@ -46,7 +51,7 @@ readme-walkthrough-check:
 # instead.
 EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
 INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
-	msvc-view readme-walkthrough-check targets-check matrix-std $(MATRIX) $(CROSS_TESTS)
+	msvc-view readme-walkthrough-check targets-check readme-contents-check matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:
 	@$(MAKE) -pRrq -f Makefile : 2>/dev/null | sed -n 's/^\.PHONY: *//p' | tr ' ' '\n' | sort -u > $(B)/targets.phony
