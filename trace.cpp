@@ -178,14 +178,15 @@ static void json_string(const char *text)
 	fputc('"', page);
 }
 
-/* A slice's frames, top first, as [[name, bytes], ...]: [] for none. */
+/* A slice's frames, top first, as [[name, bytes, saved registers (-1: not
+ * known)], ...]: [] for none. */
 static void json_frames(const struct step *s)
 {
 	fputc('[', page);
 	for (int i = 0; s != NULL && i < s->nframes; i++) {
 		fprintf(page, "%s[", i ? "," : "");
 		json_string(s->frames[i].name);
-		fprintf(page, ",%ld]", s->frames[i].size);
+		fprintf(page, ",%ld,%d]", s->frames[i].size, s->frames[i].saved);
 	}
 	fputc(']', page);
 }
@@ -267,7 +268,8 @@ static void write_page(void)
 	fputs("var walkthroughs = [\n", page);
 	for (int i = 0; i < nwalkthroughs; i++) {
 		const struct walkthrough *w = &walkthroughs[i];
-		fprintf(page, "{stack:%ld,guard:%ld,ret:%d,trees:[", w->size, w->guard, CALL_PUSHES);
+		fprintf(page, "{stack:%ld,guard:%ld,ret:%d,word:%d,trees:[", w->size, w->guard, CALL_PUSHES,
+			(int)sizeof(void *));
 		json_string(w->trees[0]);
 		fputc(',', page);
 		json_string(w->trees[1]);

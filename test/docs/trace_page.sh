@@ -153,6 +153,16 @@ check_step() { # walkthrough, url-hash, step shown
 	# Every frame on the run stack says what its bytes are.
 	[ "$(grep -o 'class="why"' <<< "$d" | wc -l)" -ge "$(echo "$want" | grep -c '^  run ' || true)" ] ||
 		fail "#$hash: a frame on the run stack does not say what its bytes are"
+	# Where the trace read a frame's saved registers, its parts add up to
+	# its bytes; at a yield it read them for some frame (the function's
+	# call frame information says which registers it saved).
+	local sums
+	sums=$(perl -ne 'while (/class="b">(\d+) B<\/span>.*?class="why">([^<]*)</g) { my ($b, $t) = ($1, $2);
+		next unless $t =~ /saved register/; my $s = 0; $s += $1 while $t =~ /(\d+) B/g;
+		print $s == $b ? "ok\n" : "$b B frame: $t\n" }' <<< "$d")
+	[ -z "$sums" ] || ! grep -v '^ok$' <<< "$sums" || fail "#$hash: a frame's parts do not add up to its bytes (above)"
+	[[ $line != yield* ]] || grep -q '^ok$' <<< "$sums" ||
+		fail "#$hash: no frame on the run stack says which registers it saved"
 	# A first run: the frames it starts with, the entry down to the
 	# coroutine's function (foo, or walk), which its next yield saves.
 	if [[ $line == *"first run"* ]]; then
