@@ -1,5 +1,5 @@
 # Makefile for the shared-stack coroutine library: a map of what you run.
-# `make help` lists the targets you run (it prints README's table of them).
+# `make help` lists the targets you run (it prints README's tables of them).
 #
 #   make            the demo (main) and libcoroutine.a; ASM=1 for the assembly switch
 #   make run        build and run the demo
@@ -217,8 +217,9 @@ uninstall:
 clean:
 	rm -rf build main libcoroutine.a
 
-# README's table of targets is the one list: help prints it (see mk/docs.mk
-# for the check that it names every target and only targets).
+# README's section "Make targets" is the one list: help prints it, the
+# everyday targets first, then the rest by group (see mk/docs.mk for the
+# check that it names every target and only targets).
 help:
 	@awk -f mk/help.awk README.md
 

@@ -89,10 +89,31 @@ static struct node chain1 = { 1, NULL, NULL }, chain2 = { 2, &chain1, NULL }, ch
 static struct node tree2 = { 2, NULL, NULL }, tree3 = { 3, &tree2, NULL }, tree4 = { 4, &tree3, NULL },
 		   tree1 = { 1, NULL, &tree4 };
 
+/* A tree as value(left,right), - for no child: the page draws it. */
+static int tree_shape(const struct node *n, char *out, int len)
+{
+	if (n == NULL)
+		return snprintf(out, len, "-");
+	if (n->left == NULL && n->right == NULL)
+		return snprintf(out, len, "%d", n->value);
+	int k = snprintf(out, len, "%d(", n->value);
+	k += tree_shape(n->left, out + k, len - k);
+	k += snprintf(out + k, len - k, ",");
+	k += tree_shape(n->right, out + k, len - k);
+	return k + snprintf(out + k, len - k, ")");
+}
+
 static void trees(struct schedule *S)
 {
 	int co1 = coroutine_new(S, walk_tree, &chain4);
 	int co2 = coroutine_new(S, walk_tree, &tree1);
+	if (trace) {
+		char shape[64];
+		tree_shape(&chain4, shape, sizeof shape);
+		trace_tree(co1, shape);
+		tree_shape(&tree1, shape, sizeof shape);
+		trace_tree(co2, shape);
+	}
 	printf("main start\n");
 	while (coroutine_status(S, co1) && coroutine_status(S, co2)) {
 		resume(S, co1, co2);

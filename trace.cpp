@@ -36,7 +36,17 @@ struct step {
 struct walkthrough {
 	int first, end;
 	long size, guard;
+	char trees[2][64]; /* each coroutine's tree, if it walks one (trace_tree) */
 };
+
+/* The bytes of a frame that its caller's call instruction pushed: the
+ * return address on x86, none where it lives in a register (the page says
+ * what the rest of a frame is). */
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+#define CALL_PUSHES ((int)sizeof(void *))
+#else
+#define CALL_PUSHES 0
+#endif
 
 #define MAX_STEPS 64
 #define MAX_WALKTHROUGHS 2
@@ -168,14 +178,15 @@ static void json_string(const char *text)
 	fputc('"', page);
 }
 
-/* A slice's frames, top first, as [[name, bytes], ...]: [] for none. */
+/* A slice's frames, top first, as [[name, bytes, saved registers (-1: not
+ * known)], ...]: [] for none. */
 static void json_frames(const struct step *s)
 {
 	fputc('[', page);
 	for (int i = 0; s != NULL && i < s->nframes; i++) {
 		fprintf(page, "%s[", i ? "," : "");
 		json_string(s->frames[i].name);
-		fprintf(page, ",%ld]", s->frames[i].size);
+		fprintf(page, ",%ld,%d]", s->frames[i].size, s->frames[i].saved);
 	}
 	fputc(']', page);
 }
@@ -257,7 +268,12 @@ static void write_page(void)
 	fputs("var walkthroughs = [\n", page);
 	for (int i = 0; i < nwalkthroughs; i++) {
 		const struct walkthrough *w = &walkthroughs[i];
-		fprintf(page, "{stack:%ld,guard:%ld,steps:[\n", w->size, w->guard);
+		fprintf(page, "{stack:%ld,guard:%ld,ret:%d,word:%d,trees:[", w->size, w->guard, CALL_PUSHES,
+			(int)sizeof(void *));
+		json_string(w->trees[0]);
+		fputc(',', page);
+		json_string(w->trees[1]);
+		fputs("],steps:[\n", page);
 		json_steps(w);
 		fputs("]},\n", page);
 	}
@@ -290,6 +306,14 @@ void trace_begin(struct schedule *S)
 	memset(heap_now, 0, sizeof heap_now);
 	memset(last_yield, 0, sizeof last_yield);
 	on_run_stack = -1;
+}
+
+void trace_tree(int id, const char *shape)
+{
+	if (nwalkthroughs > 0 && id >= 0 && id < 2) {
+		char *tree = walkthroughs[nwalkthroughs - 1].trees[id];
+		snprintf(tree, sizeof walkthroughs[0].trees[0], "%s", shape);
+	}
 }
 
 void trace_resume(struct schedule *S, int id)

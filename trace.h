@@ -23,6 +23,9 @@ void trace_begin(struct schedule *S);
 /* Around main's coroutine_resume(S, id); other is the other coroutine. */
 void trace_resume(struct schedule *S, int id);
 void trace_after_resume(struct schedule *S, int id, int other);
+/* The second program: coroutine id walks the tree shape, written
+ * value(left,right) with - for no child, e.g. 1(-,2) (the page draws it). */
+void trace_tree(int id, const char *shape);
 /* After the last program: --trace=html writes its page. */
 void trace_end(void);
 

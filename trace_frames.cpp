@@ -46,6 +46,14 @@
 #define FRAMES_KNOWN 0
 #endif
 
+/* Whether a call pushes the return address on the stack (x86), where
+ * the call frame information gives it a rule like a saved register's. */
+#if defined(__x86_64__) || defined(__i386__)
+#define CALL_PUSHES_RETURN 1
+#else
+#define CALL_PUSHES_RETURN 0
+#endif
+
 #if FRAMES_KNOWN
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -461,6 +469,180 @@ static int save_return_slot(uintptr_t bottom, uintptr_t top, uintptr_t *R)
 	return 0;
 }
 
+/* ---- What a frame's bytes are: the registers it saved ---- */
+
+/*
+ * How many registers the function at pc had saved on its stack by pc, as
+ * its call frame information says (.eh_frame, which the unwinder reads
+ * too): the rules in force at pc that put a register at an offset from
+ * the CFA.  On x86 the return address, which the call pushed, has such a
+ * rule too, and is not counted.  -1 where the information cannot be read
+ * (an encoding or an instruction this reader does not know).
+ */
+struct dwarf_eh_bases {
+	void *tbase, *dbase, *func;
+};
+extern "C" const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
+
+static uint64_t uleb(const unsigned char **p)
+{
+	uint64_t v = 0;
+	int shift = 0;
+	while (**p & 0x80)
+		v |= (uint64_t)(*(*p)++ & 0x7f) << shift, shift += 7;
+	return v | (uint64_t)(*(*p)++) << shift;
+}
+
+static int64_t sleb(const unsigned char **p)
+{
+	int64_t v = 0;
+	int shift = 0;
+	unsigned char b;
+	do {
+		b = *(*p)++;
+		v |= (int64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	return shift < 64 && (b & 0x40) ? v | -((int64_t)1 << shift) : v;
+}
+
+/* The size of a pointer in .eh_frame's encoding enc (DW_EH_PE_*), 0 if not fixed. */
+static size_t encoded_size(unsigned enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: return sizeof(void *); /* absptr */
+	case 0x02: case 0x0a: return 2;
+	case 0x03: case 0x0b: return 4;
+	case 0x04: case 0x0c: return 8;
+	default: return 0;
+	}
+}
+
+/* Which registers have a rule that saves them on the stack. */
+#define CFI_REGS 128
+struct cfi_state {
+	unsigned char saved[CFI_REGS];
+};
+
+/* Runs the call frame instructions [p, end) from location loc up to pc,
+ * into *now (initial: the CIE's rules, for DW_CFA_restore).  Returns 0 if
+ * an instruction is not known. */
+static int run_cfi(const unsigned char *p, const unsigned char *end, uintptr_t loc, uintptr_t pc,
+		   uint64_t code_align, struct cfi_state *now, const struct cfi_state *initial)
+{
+	struct cfi_state remembered[4];
+	int depth = 0;
+	while (p < end) {
+		unsigned op = *p++, low = op & 0x3f;
+		uint64_t reg = 0, delta = 0;
+		switch (op & 0xc0) {
+		case 0x40: delta = low; break;                                  /* advance_loc */
+		case 0x80: reg = low; uleb(&p); now->saved[reg] = 1; continue; /* offset */
+		case 0xc0: now->saved[low] = initial ? initial->saved[low] : 0; continue; /* restore */
+		}
+		switch (op) {
+		case 0x00: continue;                                            /* nop */
+		default:
+			if ((op & 0xc0) != 0x40)
+				return 0;
+			break;
+		case 0x02: delta = *p++; break;                                 /* advance_loc1 */
+		case 0x03: delta = p[0] | p[1] << 8; p += 2; break;             /* advance_loc2 */
+		case 0x04: delta = p[0] | p[1] << 8 | p[2] << 16 | (uint64_t)p[3] << 24; p += 4; break;
+		case 0x05: case 0x2f: reg = uleb(&p); uleb(&p); goto save;      /* offset_extended */
+		case 0x11: reg = uleb(&p); sleb(&p); goto save;                 /* offset_extended_sf */
+		case 0x10: reg = uleb(&p); p += uleb(&p); goto save;            /* expression */
+		case 0x06: reg = uleb(&p);                                      /* restore_extended */
+			if (reg < CFI_REGS) now->saved[reg] = initial ? initial->saved[reg] : 0;
+			continue;
+		case 0x07: case 0x08: reg = uleb(&p); goto forget;              /* undefined, same_value */
+		case 0x09: case 0x14: reg = uleb(&p); uleb(&p); goto forget;    /* register, val_offset */
+		case 0x15: reg = uleb(&p); sleb(&p); goto forget;               /* val_offset_sf */
+		case 0x16: reg = uleb(&p); p += uleb(&p); goto forget;          /* val_expression */
+		case 0x0a: if (depth == 4) return 0; remembered[depth++] = *now; continue;
+		case 0x0b: if (depth == 0) return 0; *now = remembered[--depth]; continue;
+		case 0x0c: uleb(&p); uleb(&p); continue;                        /* def_cfa */
+		case 0x0d: case 0x0e: case 0x2e: uleb(&p); continue;            /* def_cfa_register, _offset, args_size */
+		case 0x12: uleb(&p); sleb(&p); continue;                        /* def_cfa_sf */
+		case 0x13: sleb(&p); continue;                                  /* def_cfa_offset_sf */
+		case 0x0f: p += uleb(&p); continue;                             /* def_cfa_expression */
+		}
+		/* an advance: stop once past pc */
+		loc += delta * code_align;
+		if (loc > pc)
+			return 1;
+		continue;
+	save:
+		if (reg < CFI_REGS)
+			now->saved[reg] = 1;
+		continue;
+	forget:
+		if (reg < CFI_REGS)
+			now->saved[reg] = 0;
+	}
+	return 1;
+}
+
+static int saved_registers(uintptr_t pc)
+{
+	struct dwarf_eh_bases bases;
+	const unsigned char *fde = (const unsigned char *)_Unwind_Find_FDE((void *)pc, &bases), *p, *end;
+	if (fde == NULL || *(const uint32_t *)fde == 0xffffffff)
+		return -1;
+	/* The CIE the FDE names: its augmentation, alignment, return address
+	 * column, the FDE pointers' encoding and its initial rules. */
+	const unsigned char *cie = fde + 4 - *(const int32_t *)(fde + 4);
+	const unsigned char *cie_end = cie + 4 + *(const uint32_t *)cie;
+	unsigned version = cie[8], fde_enc = 0;
+	const char *aug = (const char *)cie + 9;
+	p = (const unsigned char *)aug + strlen(aug) + 1;
+	if (aug[0] != 'z' && aug[0] != '\0')
+		return -1;
+	uint64_t code_align = uleb(&p);
+	sleb(&p); /* data alignment: the offsets do not matter here */
+	uint64_t ra = version == 1 ? *p++ : uleb(&p);
+	if (aug[0] == 'z') {
+		uint64_t n = uleb(&p);
+		const unsigned char *data = p;
+		for (const char *a = aug + 1; *a != '\0'; a++) {
+			if (*a == 'R')
+				fde_enc = *data++;
+			else if (*a == 'L')
+				data++;
+			else if (*a == 'P') {
+				size_t k = encoded_size(*data++);
+				if (k == 0)
+					return -1;
+				data += k;
+			} else if (*a != 'S')
+				return -1;
+		}
+		p += n;
+	}
+	struct cfi_state initial, now;
+	memset(&initial, 0, sizeof initial);
+	uintptr_t start = (uintptr_t)bases.func;
+	if (!run_cfi(p, cie_end, start, pc, code_align, &initial, NULL))
+		return -1;
+	/* The FDE: past its pc_begin and pc_range, and its augmentation. */
+	size_t k = encoded_size(fde_enc);
+	if (k == 0)
+		return -1;
+	end = fde + 4 + *(const uint32_t *)fde;
+	p = fde + 8 + 2 * k;
+	if (aug[0] == 'z') {
+		uint64_t n = uleb(&p);
+		p += n;
+	}
+	now = initial;
+	if (!run_cfi(p, end, start, pc, code_align, &now, &initial))
+		return -1;
+	int count = 0;
+	for (int r = 0; r < CFI_REGS; r++)
+		count += now.saved[r] && !(CALL_PUSHES_RETURN && (uint64_t)r == ra);
+	return count;
+}
+
 /* ---- Unwinding from a given state, through a signal frame ---- */
 
 struct walk {
@@ -671,11 +853,14 @@ int find_frames(long size, struct frame *frames)
 		else
 			name_frame(w.pc[n], frames[n].name, sizeof frames[n].name);
 		frames[n].size = end - below;
+		/* the save's frame is only partly in the slice */
+		frames[n].saved = n == 0 ? -1 : saved_registers(w.pc[n]);
 		below = end;
 		n++;
 	}
 	if (n < w.n && below == (long)top) {
 		name_frame(w.pc[n], frames[n].name, sizeof frames[n].name);
+		frames[n].saved = -1;
 		frames[n++].size = 0;
 	}
 	/* Top of the run stack first. */

@@ -13,6 +13,8 @@
 struct frame {
 	char name[NAME_LEN]; /* as gdb names it; inlined calls after a comma */
 	long size;           /* its bytes in the slice */
+	int saved;           /* registers it saved for its caller, the return
+				address not counted on x86 (-1: not known) */
 };
 
 /* 1 where the frames of a slice can be found (Linux with glibc on x86_64,

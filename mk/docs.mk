@@ -1,5 +1,6 @@
 # mk/docs.mk - README's checks: its first program builds and prints what
-# README shows, the walkthrough is what the program prints, the page of
+# README shows, its contents link every section, the walkthrough is what
+# the program prints, the page of
 # main --trace=html says what main --trace says, and the table of targets
 # (which `make help` prints) names every target and only targets; and each
 # of these checks, fed the fault it is there for, reports it.
@@ -11,7 +12,7 @@
 .PHONY: first-program-check
 first-program-check:
 	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's first program" \
-		test/docs/first_program.sh $(B)/readme/first first-build asm-build
+		test/docs/first_program.sh $(B)/readme/first first-build first-build-cxx asm-build
 
 # ---- README's walkthrough, made by the program --------------------------------
 # README's trace excerpt and frame table ("How stack copying works") are what
@@ -26,11 +27,15 @@ $(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_pa
 	$(README_CXX) $(LIBFLAGS) -c coroutine.cpp -o $(@D)/coroutine.o
 	$(README_CXX) -I$(@D) $(TRACE_SOURCES) $(@D)/coroutine.o -lbacktrace -o $@
 
-.PHONY: readme-trace readme-check readme-walkthrough-check targets-check
+.PHONY: readme-trace readme-check readme-walkthrough-check targets-check readme-contents-check
 readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
-readme-check: first-program-check readme-walkthrough-check targets-check dist-check checks-test
+readme-check: first-program-check readme-walkthrough-check targets-check readme-contents-check dist-check checks-test
+
+# README's contents link every section, and only headings that exist.
+readme-contents-check:
+	@test/docs/readme_contents.sh
 
 readme-walkthrough-check:
 	@if [ "$$(uname -m)" != x86_64 ]; then \
@@ -40,11 +45,14 @@ readme-walkthrough-check:
 	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/docs/readme_trace.sh check $(README_BUILD)/main; fi
 
 # ---- README's table of targets --------------------------------------------------
-# Every target a user runs is declared .PHONY and named in README's table
-# ("Make targets"), and every target the table names exists.  Internal
-# targets, which other targets call, are listed here instead.
+# Every target a user runs is declared .PHONY and named in README's tables
+# ("Make targets"), and every target the tables name exists; the first
+# table, which `make help` prints first, holds the everyday targets and
+# only them.  Internal targets, which other targets call, are listed here
+# instead.
+EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
 INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
-	msvc-view readme-walkthrough-check targets-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
+	msvc-view readme-walkthrough-check targets-check readme-contents-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:
 	@$(MAKE) -pRrq -f Makefile : 2>/dev/null | sed -n 's/^\.PHONY: *//p' | tr ' ' '\n' | sort -u > $(B)/targets.phony
@@ -56,6 +64,9 @@ targets-check:
 		[ -z "$$missing" ] || echo "README's table of make targets lacks:" $$missing; \
 		[ -z "$$unknown" ] || echo "README's table of make targets names targets that do not exist:" $$unknown; \
 		exit 1; fi
+	@everyday=$$(awk -f mk/help.awk -v list=1 -v first=1 README.md | sort -u | paste -sd' '); \
+	 [ "$$everyday" = "$$(echo $(EVERYDAY_TARGETS) | tr ' ' '\n' | sort -u | paste -sd' ')" ] || \
+		{ echo "README's first table of make targets (make help's first) is not the everyday ones ($(EVERYDAY_TARGETS)): $$everyday"; exit 1; }
 
 # ---- The page of main --trace=html -------------------------------------------------
 # In headless Chromium (Debian's chromium): the DOM its script drew at

@@ -12,7 +12,10 @@
 #     add_subdirectory, FetchContent of the tarball (README's lines),
 #     find_package after that install; each installs its programs into a
 #     prefix of its own, where they must run: the first two with the
-#     library installed with them, the third with the library's prefix;
+#     library installed with them when shared (COROUTINE_INSTALL=ON, as
+#     README says), and with nothing of the library installed when static
+#     (COROUTINE_INSTALL's default below another project), the third with
+#     the library's prefix;
 #   - a Meson project with the library as a subproject (README's wrap file
 #     of the tarball), static by default, whose setup must report
 #     coroutine.h's version, and whose installed programs must run;
@@ -100,6 +103,15 @@ cmake_installed() {
 	rm -rf "$2"
 	step "  cmake --install $(basename "$1")" cmake --install "$1" --prefix "$2"
 	check_installed "${@:2}"
+}
+
+# nothing_of_the_library PREFIX: a consumer's install into PREFIX holds
+# its own programs only: no header, library, CMake package or coroutine.pc.
+nothing_of_the_library() {
+	local found
+	found=$(find "$1" -name 'coroutine.h' -o -name 'libcoroutine*' -o -name 'coroutine.pc' \
+		-o -name 'coroutine*Config*.cmake')
+	[ -z "$found" ] || fail "the consumer's install into $1 installed the library's files: $found"
 }
 
 # check_demo DIR: the demo that CMake or Meson built in DIR prints the
@@ -230,6 +242,10 @@ for combo in $combos; do
 	asm=$([ "$backend" = asm ] && echo ON || echo OFF)
 	options=(-DBUILD_SHARED_LIBS=$on -DCOROUTINE_ASM=$asm)
 	prefix=$work/prefix-$combo
+	# Below a consumer: the library's install rules when its programs need
+	# the shared library installed beside them, else the default (-U: not
+	# what an earlier run left in the cache).
+	if [ "$linkage" = shared ]; then below=(-DCOROUTINE_INSTALL=ON); else below=(-UCOROUTINE_INSTALL); fi
 
 	step "$combo: CMake, the library on its own, ctest" cmake_suite "$work/lib-$combo" "${options[@]}"
 	check_demo "$work/lib-$combo"
@@ -237,17 +253,19 @@ for combo in $combos; do
 	step "$combo: cmake --install" cmake --install "$work/lib-$combo" --prefix "$prefix"
 
 	step "$combo: CMake add_subdirectory" cmake_project "$consumers/add_subdirectory" \
-		"$work/add_subdirectory-$combo" "${options[@]}" -DCOROUTINE_SOURCE_DIR="$root"
+		"$work/add_subdirectory-$combo" "${options[@]}" "${below[@]}" -DCOROUTINE_SOURCE_DIR="$root"
 	check_programs "$work/add_subdirectory-$combo" $linkage
 	no_tests "$work/add_subdirectory-$combo/coroutine"
 	cmake_installed "$work/add_subdirectory-$combo" "$work/installed-add_subdirectory-$combo" $linkage
+	[ "$linkage" = shared ] || nothing_of_the_library "$work/installed-add_subdirectory-$combo"
 
 	step "$combo: CMake FetchContent of the release tarball" cmake_project "$consumers/fetchcontent" \
-		"$work/fetchcontent-$combo" "${options[@]}" -DCOROUTINE_FETCH="$work/fetchcontent.cmake"
+		"$work/fetchcontent-$combo" "${options[@]}" "${below[@]}" -DCOROUTINE_FETCH="$work/fetchcontent.cmake"
 	! grep -B2 -A8 'CMake Warning' "$log" || fail "README's FetchContent lines: CMake warns"
 	check_programs "$work/fetchcontent-$combo" $linkage
 	no_tests "$work/fetchcontent-$combo/_deps/coroutine-build"
 	cmake_installed "$work/fetchcontent-$combo" "$work/installed-fetchcontent-$combo" $linkage
+	[ "$linkage" = shared ] || nothing_of_the_library "$work/installed-fetchcontent-$combo"
 
 	# Installed into another prefix than the library's.
 	step "$combo: CMake find_package" cmake_project "$consumers/find_package" \
@@ -359,7 +377,7 @@ for target in ${CROSS-aarch64 mingw}; do
 		on=$([ "$linkage" = shared ] && echo ON || echo OFF)
 		step "$target, $linkage: CMake add_subdirectory through $(basename "$toolchain")" \
 			cmake_project "$consumers/add_subdirectory" "$build" -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-			-DBUILD_SHARED_LIBS=$on -DCOROUTINE_SOURCE_DIR="$root"
+			-DBUILD_SHARED_LIBS=$on -DCOROUTINE_INSTALL=$on -DCOROUTINE_SOURCE_DIR="$root"
 		# Installed, a Windows program finds the DLL beside it in bin/.
 		rm -rf "$build-installed"
 		step "  cmake --install" cmake --install "$build" --prefix "$build-installed"

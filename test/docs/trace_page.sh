@@ -6,8 +6,15 @@
 # that step (`main --trace` for the demo, `main --trace=trees` for the
 # second): the step count, the step's line, what the program printed, the
 # frames on the run stack and in both heap copies with their bytes, and
-# the bytes that moved.  Screenshots of a few steps of each walkthrough are
-# kept in OUT.
+# the bytes that moved.  And what a learner needs beside it: the heap copy
+# drawn at its block's size (the deepest slice so far: a block never
+# shrinks), one scale for both walkthroughs, a first run drawing the frames
+# the coroutine starts with (the library's entry, then its function), each
+# frame's bytes said (return address, saved registers, locals), and in the
+# trees walkthrough each tree with the node its coroutine is at, one walk
+# frame per node from the root.  Every step of both walkthroughs must fit a
+# window 1,024 pixels wide, nothing drawn beyond it.  Screenshots of a few
+# steps of each walkthrough, 1,024 pixels wide, are kept in OUT.
 #
 #   test/docs/trace_page.sh MAIN OUT
 set -euo pipefail
@@ -129,6 +136,57 @@ check_step() { # walkthrough, url-hash, step shown
 		fail "#$hash: step $k does not show $moved bytes moving ($dir)"
 	# The whole run stack: a guard below it, and the slice on it, the run
 	# stack's frames' bytes.
+	# Each heap copy in its block, at least as big as its coroutine's
+	# deepest slice so far (until it is freed), drawn at that size.
+	local c block
+	for c in 0 1; do
+		block=$(awk -v k="$k" -v c="$c" '!/^  / { s++ } s > k { exit }
+			$0 ~ "^yield  " c ":" { n = $4 + 0; if (n > b) b = n }
+			$0 ~ "^coroutine " c " returned" { b = -1 } END { print b + 0 }' "$out/steps-$w.txt")
+		[ "$block" -le 0 ] && continue
+		grep -q "class=\"box c$c[^\"]*\"[^>]*data-block=\"$block\"" <<< "$d" ||
+			fail "#$hash: coroutine $c's heap copy is not drawn in a block of $block bytes (its deepest slice so far)"
+	done
+	# One scale for both walkthroughs.
+	grep -q "id=\"zoom\" data-scale=\"$scale\"" <<< "$d" ||
+		fail "#$hash: another scale than the other walkthrough's ($scale pixels per byte)"
+	# Every frame on the run stack says what its bytes are.
+	[ "$(grep -o 'class="why"' <<< "$d" | wc -l)" -ge "$(echo "$want" | grep -c '^  run ' || true)" ] ||
+		fail "#$hash: a frame on the run stack does not say what its bytes are"
+	# Where the trace read a frame's saved registers, its parts add up to
+	# its bytes; at a yield it read them for some frame (the function's
+	# call frame information says which registers it saved).
+	local sums
+	sums=$(perl -ne 'while (/class="b">(\d+) B<\/span>.*?class="why">([^<]*)</g) { my ($b, $t) = ($1, $2);
+		next unless $t =~ /saved register/; my $s = 0; $s += $1 while $t =~ /(\d+) B/g;
+		print $s == $b ? "ok\n" : "$b B frame: $t\n" }' <<< "$d")
+	[ -z "$sums" ] || ! grep -v '^ok$' <<< "$sums" || fail "#$hash: a frame's parts do not add up to its bytes (above)"
+	[[ $line != yield* ]] || grep -q '^ok$' <<< "$sums" ||
+		fail "#$hash: no frame on the run stack says which registers it saved"
+	# A first run: the frames it starts with, the entry down to the
+	# coroutine's function (foo, or walk), which its next yield saves.
+	if [[ $line == *"first run"* ]]; then
+		local body start next
+		body=$([ "$w" = 1 ] && echo foo || echo walk)
+		start=$(echo "$d" | { grep -o 'class="band start[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
+			sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/\1|\2/' | sed 's/&#39;/'"'"'/g; s/&amp;/\&/g')
+		next=$(awk -v k="$k" -v id="${line#resume }" 'BEGIN { sub(/:.*/, "", id) } !/^  / { s++; y = s > k && $0 ~ "^yield  " id ":" }
+			y && /^  run / { sub(/^  run /, ""); print } s > k && !/^  / && !y && f { exit } y { f = 1 }' "$out/steps-$w.txt")
+		[ -n "$start" ] && [ "$(echo "$start" | tail -1 | cut -d'|' -f1)" = "$body" ] &&
+			[ "$(echo "$next" | head -n "$(echo "$start" | wc -l)")" = "$start" ] ||
+			fail "#$hash: the first run does not draw the frames it starts with, down to $body:"$'\n'"$start"$'\n'"its first yield saves"$'\n'"$next"
+	fi
+	# The trees walkthrough: at a yield, the coroutine's tree shows the
+	# node it printed, as deep as the walk frames its slice holds.
+	if [ "$w" = 2 ] && [[ $line == yield* ]]; then
+		local id=${line#yield  } at depth
+		id=${id%%:*}
+		at=$(echo "$want" | sed -n "s/^  said coroutine $id : \([0-9]*\)\$/\1/p" | tail -1)
+		depth=$(echo "$want" | grep -c '^  run walk|' || true)
+		grep -q "class=\"tree\" data-id=\"$id\" data-at=\"$at\" data-depth=\"$depth\"" <<< "$d" ||
+			fail "#$hash: coroutine $id's tree does not show node $at, $depth walk frames down"
+	fi
+	[ "$w" = 2 ] || ! grep -q 'id="trees" class="on"' <<< "$d" || fail "#$hash: trees drawn for the demo"
 	grep -q 'id="whole"[^>]*data-stack="[1-9][0-9]*" data-guard="[1-9][0-9]*"' <<< "$d" ||
 		fail "#$hash: the whole run stack has no size or no guard"
 	run=$(echo "$want" | awk -F'|' '/^  run / { b += $NF } END { print b + 0 }')
@@ -136,6 +194,10 @@ check_step() { # walkthrough, url-hash, step shown
 		fail "#$hash: the whole run stack does not show the $run-byte slice"
 	echo "trace page: walkthrough $w, step $k of $steps (#$hash) draws what the trace says"
 }
+
+# The scale the first walkthrough is drawn at: the other's must be the same.
+scale=$(dom "walk=1&step=2" | sed -n 's/.*id="zoom" data-scale="\([0-9.e-]*\)".*/\1/p')
+[ -n "$scale" ] || fail "the page says no scale"
 
 for w in 1 2; do
 	n=${nsteps[$w]}
@@ -146,12 +208,48 @@ for w in 1 2; do
 	check_step "$w" "walk=$w&step=1&next=$((n + 3))" "$n"
 done
 check_step 1 "step=3" 3
+check_step 2 "walk=2&step=3" 3
 [ "${nsteps[2]}" -lt 9 ] || check_step 2 "walk=2&step=9" 9
+check_step 2 "walk=2&step=10" 10
+
+# Every step of both walkthroughs in a window 1,024 pixels wide (a
+# projector's): the page may not scroll sideways, and nothing it draws may
+# reach past the window's right edge.  A script added to a copy of the page
+# draws each step and writes what it measured into the page.
+sed '/^<\/body>/i <script>\
+(function () {\
+  var worst = { right: 0, what: "" }, scroll = 0;\
+  walkthroughs.forEach(function (w, wi) {\
+    walk = wi;\
+    w.steps.forEach(function (s, k) {\
+      go(k);\
+      scroll = Math.max(scroll, document.documentElement.scrollWidth);\
+      document.querySelectorAll("body *").forEach(function (e) {\
+        var r = e.getBoundingClientRect();\
+        if (r.width > 0 \&\& r.right > worst.right)\
+          worst = { right: Math.ceil(r.right), what: "walkthrough " + (wi + 1) + ", step " + (k + 1) + ": " + e.tagName + "." + e.className };\
+      });\
+    });\
+  });\
+  var out = document.createElement("pre");\
+  out.id = "measured";\
+  out.textContent = window.innerWidth + " " + scroll + " " + worst.right + " " + worst.what;\
+  document.body.appendChild(out);\
+})();\
+</script>' "$page" > "$out/measure.html"
+measured=$(timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1024,768 \
+	--virtual-time-budget=5000 --dump-dom "file://$(realpath "$out/measure.html")" 2> /dev/null |
+	sed -n 's|.*<pre id="measured">\([^<]*\)</pre>.*|\1|p')
+read -r window scroll right what <<< "$measured"
+[ "${window:-0}" = 1024 ] || fail "could not measure the page in a window 1,024 pixels wide ('$measured')"
+[ "$scroll" -le 1024 ] && [ "$right" -le 1024 ] ||
+	fail "the page is $scroll pixels wide in a 1,024-pixel window; its widest part ends at $right ($what)"
+echo "trace page: every step of both walkthroughs fits 1,024 pixels (widest part ends at $right)"
 
 for w in 1 2; do
 	for k in 2 3 5 $((nsteps[$w] - 1)); do
 		shot=$out/walk-$w-step-$k.png
-		timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900 \
+		timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1024,1100 \
 			--screenshot="$shot" "file://$page#walk=$w&step=$k" > /dev/null 2>&1 || fail "no screenshot of $shot"
 		[ -s "$shot" ] || fail "no screenshot $shot"
 	done
