@@ -212,6 +212,26 @@ check_step 2 "walk=2&step=3" 3
 [ "${nsteps[2]}" -lt 9 ] || check_step 2 "walk=2&step=9" 9
 check_step 2 "walk=2&step=10" 10
 
+# The saved registers a frame names are the function's: on x86_64, the
+# registers its prologue pushes before its first call, in the program's
+# own disassembly (objdump), for the demo's and the trees' functions.
+if [ "$(uname -m)" = x86_64 ] && command -v objdump > /dev/null; then
+	objdump -d -C --no-show-raw-insn "$main" | awk '
+		/^[0-9a-f]+ <(foo|walk|coroutine_yield)[(>]/ {
+			name = $2; sub(/^</, "", name); sub(/[(>].*/, "", name); n = 0; on = 1; next }
+		on && /\tpush / { n++ }
+		on && (/\tcall / || /\tret/ || /^$/) { print name, n; on = 0 }' | sort -u > "$out/pushes.txt"
+	[ "$(wc -l < "$out/pushes.txt")" = 3 ] || fail "cannot read foo's, walk's and coroutine_yield's prologues"
+	for hash in "walk=1&step=2" "walk=2&step=2"; do
+		dom "$hash" | sed 's/<wbr>//g' | perl -ne 'while (/class="b">\d+ B<\/span><span>([a-z_]+)<small class="why">[^<]*?(\d+) saved register/g) {
+			print "$1 $2\n" }' | sort -u > "$out/saved.txt"
+		missing=$(comm -23 "$out/pushes.txt" "$out/saved.txt" |
+			{ grep -v "^$([ "$hash" = "walk=1&step=2" ] && echo walk || echo foo) " || true; })
+		[ -z "$missing" ] || fail "#$hash: the page does not give these functions' saved registers (function, pushes): $missing; it says: $(cat "$out/saved.txt")"
+	done
+	echo "trace page: the frames' saved registers are what their prologues push ($(paste -sd, "$out/pushes.txt"))"
+fi
+
 # Every step of both walkthroughs in a window 1,024 pixels wide (a
 # projector's): the page may not scroll sideways, and nothing it draws may
 # reach past the window's right edge.  A script added to a copy of the page
