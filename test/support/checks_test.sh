@@ -9,7 +9,8 @@
 #   that does not exist, and on one whose table lacks a target;
 # - test/docs/first_program.sh, on a README whose first program warns in
 #   C89 and whose build lines fail before the last;
-# - test/support/run.sh, on a program that passes a test and then crashes;
+# - test/support/run.sh, on a program that passes a test and then crashes,
+#   and on one that ends early with exit status 0 (a crash under wine);
 # - test/docs/tarball.sh, given TARBALL (a good one, from make dist, with
 #   its .sha256 beside it), on copies that hold .ci/, whose .sha256 names
 #   a path, whose README names a file they do not hold.
@@ -109,6 +110,18 @@ else
 	report "run.sh says which signal stopped a program, in which test" "
 $(said "$work/said")"
 fi
+
+# A program that ends early with exit status 0, without its closing line,
+# has failed one too.
+cat > "$work/ends-early" <<'PROGRAM'
+#!/bin/sh
+echo "ok   first"
+exit 0
+PROGRAM
+chmod +x "$work/ends-early"
+expect_report "run.sh counts a program that ended before its closing line as a failed test" \
+	"1 passed, 1 failed (ended before its closing line" \
+	env -u TEST_TALLY -u RUN -u V -u LOG_DIR test/support/run.sh "$work/ends-early"
 
 # ---- tarball.sh -----------------------------------------------------------------
 # bad_tarball NAME COMMAND: a copy of the tarball, unpacked in NAME/, changed

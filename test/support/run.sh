@@ -13,19 +13,24 @@
 # "[       OK ]", "[  FAILED  ]" and "[  SKIPPED ]" lines, and plain.h's
 # "ok" and "FAIL" lines.  A program that fails without a failed test (it
 # crashed, a tool reported an error, it ended early) counts one failed
-# test: the one that was running.  A failing program's log is printed
+# test: the one that was running.  So does a program whose log has tests
+# but not its closing line (CMocka's "[==========] N test(s) run.",
+# plain.h's "N passed, N failed"): it ended early, though its exit status
+# may say 0 (a crash under wine).  A failing program's log is printed
 # whole; V=1 prints every log.  The counts are added to the file
 # $TEST_TALLY (make test's, across suites and backends); without it, the
 # total of these programs closes the output: "N passed, N failed".
 set -u
 
-# count LOG STATUS: "PASSED FAILED SKIPPED NOT-RUN RUNNING", from the log
-# of a program that exited with STATUS.  CMocka lists the failed tests
-# again after "[==========] N test(s) run.": only the lines before count.
+# count LOG STATUS CLOSED: "PASSED FAILED SKIPPED NOT-RUN RUNNING", from
+# the log of a program that exited with STATUS, which must have its closing
+# line if CLOSED is 1.  CMocka lists the failed tests again after
+# "[==========] N test(s) run.": only the lines before count.
 count() {
-	awk -v status="$2" '
+	awk -v status="$2" -v must_close="$3" '
 	/^\[==========\] Running [0-9]+ test/ { planned += $3; summary = 0 }
-	/^\[==========\] [0-9]+ test\(s\) run\./ { summary = 1 }
+	/^\[==========\] [0-9]+ test\(s\) run\./ { summary = 1; closed = 1 }
+	/^[0-9]+ passed, [0-9]+ failed\r?$/ { closed = 1 }
 	/^\[ RUN      \] / && !summary { running = $NF }
 	/^\[       OK \] / && !summary { passed++; running = "" }
 	/^\[  FAILED  \] / && !summary { failed++; running = "" }
@@ -33,6 +38,8 @@ count() {
 	/^ok   / { passed++; last = substr($0, 6) }
 	/^FAIL / { failed++; last = substr($0, 6) }
 	END {
+		if (must_close && !closed && planned + passed + failed > 0)
+			status = "no closing line"
 		if (status != 0 && failed == 0) {
 			failed = 1
 			if (running == "" && last != "") running = "the check after \"" last "\""
@@ -66,8 +73,8 @@ fi
 # run_one LABEL LOG COMMAND...: runs COMMAND into LOG, prints LABEL's line
 # (and LOG if it failed), adds its counts to the tally; fails if it failed.
 run_one() {
-	local label=$1 log=$2 status passed failed skipped not_run running line why
-	shift 2
+	local label=$1 log=$2 must_close=$3 status passed failed skipped not_run running line why
+	shift 3
 	if [ -n "${V:-}" ]; then
 		echo "== $*"
 		"$@" 2>&1 | tee "$log"
@@ -77,7 +84,7 @@ run_one() {
 		{ "$@" > "$log" 2>&1; } 2> /dev/null
 		status=$?
 	fi
-	read -r passed failed skipped not_run running < <(count "$log" "$status")
+	read -r passed failed skipped not_run running < <(count "$log" "$status" "$must_close")
 	echo "$passed $failed $skipped" >> "$TEST_TALLY"
 	line="$passed passed, $failed failed"
 	[ "$skipped" = 0 ] || line="$line, $skipped skipped"
@@ -86,6 +93,7 @@ run_one() {
 		return 0
 	fi
 	why="exit status $status"
+	[ "$status" != 0 ] || why="ended before its closing line, exit status 0"
 	[ "$status" -le 128 ] || [ -n "${RUN:-}" ] || why="killed by SIG$(kill -l $((status - 128)))"
 	[ -z "$running" ] || why="$why, in $running"
 	[ "$not_run" = 0 ] || why="$why; $not_run not run"
@@ -99,11 +107,11 @@ if [ "${1:-}" = --command ]; then
 	# --command LABEL COMMAND...: a check that prints plain.h's lines.
 	label=$2
 	shift 2
-	run_one "$label" "${LOG_DIR:-.}/${label//[^A-Za-z0-9._-]/-}.log" "$@" || ok=
+	run_one "$label" "${LOG_DIR:-.}/${label//[^A-Za-z0-9._-]/-}.log" 0 "$@" || ok=
 else
 	for program in "$@"; do
 		# shellcheck disable=SC2086 # RUN is a command and its words
-		run_one "$program" "${LOG_DIR:-$(dirname "$program")}/$(basename "$program").log" \
+		run_one "$program" "${LOG_DIR:-$(dirname "$program")}/$(basename "$program").log" 1 \
 			${RUN:-} "$program" || ok=
 	done
 fi
