@@ -14,7 +14,7 @@
 # README's checks (docs.mk), consumers and installs (consumers.mk), other
 # Linux targets (cross.mk), Windows (windows.mk), WebAssembly (wasm.mk),
 # sanitizers, valgrind, fuzzing and the build matrix (tools.mk), benchmarks
-# (bench.mk), the Lua host (lua.mk).
+# (bench.mk), the Lua host (lua.mk), the debugger's commands (debug.mk).
 CC       ?= cc
 CXX      ?= g++
 AR       ?= ar
@@ -219,4 +219,4 @@ help:
 	@awk -f mk/help.awk README.md
 
 include mk/test.mk mk/docs.mk mk/consumers.mk mk/cross.mk mk/windows.mk mk/wasm.mk mk/tools.mk mk/bench.mk \
-	mk/lua.mk
+	mk/lua.mk mk/debug.mk

@@ -1,0 +1,44 @@
+# mk/debug.mk - the debugger's commands (debug/coroutine-gdb.py), tried in gdb.
+
+# ---- make debug-test -----------------------------------------------------------
+# test/debug/waiting.c, stopped while its coroutines wait, in gdb's batch
+# mode: each command's output is checked, live and on a core file taken
+# there, and the program must run on as without gdb (test/debug/gdb_test.sh).
+# Built with -g by gcc and clang at -O0, -O1 and -O2, against both backends
+# (the library at -O1 at least, the optimizer's choices being what the
+# script must follow), natively; and the -O2 builds for aarch64, under
+# qemu-user's gdb stub with gdb-multiarch.  Each build in its own directory.
+DEBUG_LEVELS    := O0 O1 O2
+DEBUG_COMPILERS := gcc clang
+DEBUG_NATIVE    := $(foreach b,$(BACKENDS),$(foreach c,$(DEBUG_COMPILERS),$(foreach l,$(DEBUG_LEVELS),$(b)-$(c)-$(l))))
+DEBUG_AARCH64   := $(foreach b,$(BACKENDS),$(b)-aarch64-O2)
+DEBUG_BUILDS    := $(DEBUG_NATIVE) $(if $(shell command -v qemu-aarch64 gdb-multiarch aarch64-linux-gnu-gcc | sed -n 3p),$(DEBUG_AARCH64))
+DEBUG_CC_gcc      := gcc
+DEBUG_CXX_gcc     := g++
+DEBUG_CC_clang    := clang
+DEBUG_CXX_clang   := clang++
+DEBUG_CC_aarch64  := aarch64-linux-gnu-gcc
+DEBUG_CXX_aarch64 := aarch64-linux-gnu-g++
+# A build's name is backend-compiler-level.
+debug_part = $(word $(2),$(subst -, ,$(1)))
+debug_lib_level = $(if $(filter O0,$(1)),-O1,-$(1))
+
+$(B)/debug/%/waiting: test/debug/waiting.c coroutine.cpp coroutine.h asm_switch.S
+	@mkdir -p $(@D)
+	$(DEBUG_CXX_$(call debug_part,$*,2)) $(DEFS_$(call debug_part,$*,1)) $(LIBFLAGS) $(WARN) -g \
+		$(call debug_lib_level,$(call debug_part,$*,3)) -c coroutine.cpp -o $(@D)/coroutine.o
+	$(if $(filter asm,$(call debug_part,$*,1)),$(DEBUG_CC_$(call debug_part,$*,2)) -g -c asm_switch.S -o $(@D)/asm_switch.o)
+	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/waiting.c \
+		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -o $@
+
+# The aarch64 builds run under qemu-aarch64, whose gdb stub gdb-multiarch drives.
+DEBUG_RUN_aarch64 = EMULATOR=qemu-aarch64 SYSROOT=/usr/aarch64-linux-gnu GDB=gdb-multiarch
+
+# A build's check, run every time: the file is never made (make -j runs
+# the checks side by side).
+$(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb_test.sh
+	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/gdb_test.sh $< $(@D)/out $(filter -O0,-$(call debug_part,$*,3))
+
+.PHONY: debug-test
+debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked)
+	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed"
