@@ -187,8 +187,13 @@ def saved_registers(lib, C):
         if a == "x86_64":
             regs = [(n, int(mc["gregs"][i])) for n, i in UCONTEXT_GREGS[a]]
         else:
-            regs = [("x%d" % r, int(mc["regs"][r])) for r in range(19, 31)]
-            regs += [("sp", int(mc["sp"])), ("pc", int(mc["pc"]))]
+            # glibc 2.34 and later resume at a "mov x30, x1; ret" of their own,
+            # the return address in x1 (and x30 and pc at that ret).
+            pc = int(mc["pc"])
+            if int(mc["regs"][30]) == pc:
+                pc = int(mc["regs"][1])
+            regs = [("x%d" % r, int(mc["regs"][r])) for r in range(19, 30)]
+            regs += [("x30", pc), ("sp", int(mc["sp"])), ("pc", pc)]
     else:
         raise gdb.GdbError("coroutine commands do not read the %s backend's contexts" % lib.backend)
     return dict((n, v & 0xFFFFFFFFFFFFFFFF) for n, v in regs)

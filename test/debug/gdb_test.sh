@@ -129,30 +129,36 @@ check_view() { # view
 if [ -n "${EMULATOR:-}" ]; then
 	port=$((20000 + $$ % 20000))
 	$EMULATOR -L "$SYSROOT" -g $port "$prog" > "$dir/expected.out" 2>&1 &
-	{ echo "set sysroot $SYSROOT"; echo "target remote :$port"; } > "$dir/start.gdb"
+	{ echo "set sysroot $SYSROOT"; echo "set solib-search-path $SYSROOT/lib"
+	  echo "target remote :$port"; } > "$dir/start.gdb"
 	$GDB -nx -batch -x "$dir/start.gdb" -ex continue > /dev/null 2>&1
 	wait
 	$EMULATOR -L "$SYSROOT" -g $port "$prog" > "$dir/live.out" 2>&1 &
 	start="-x $dir/start.gdb"
 	run="continue"
+	# qemu-user's gdb stub has no memory map: gdb would write a core of
+	# the whole address space.
+	core=
 else
 	"$prog" > "$dir/expected.out" 2>&1
 	start=
 	run="run > $dir/live.out 2>&1"
+	core="generate-core-file $dir/core"
 fi
 
 # Live: stopped in stop_here, the commands, a core file, then on to the end.
 commands > "$dir/commands.py"
 $GDB -nx -batch $start -x "$script" -ex "break stop_here" -ex "$run" -x "$dir/commands.py" \
-	-ex "generate-core-file $dir/core" -ex continue "$prog" > "$dir/live.log" 2>&1
+	${core:+-ex "$core"} -ex continue "$prog" > "$dir/live.log" 2>&1
 wait
 check_view live
 cmp -s "$dir/expected.out" "$dir/live.out" || fail live "the program printed otherwise under gdb: diff $dir/expected.out $dir/live.out"
 
 # The core file taken at the same point.
-if [ -s "$dir/core" ]; then
-	$GDB -nx -batch ${SYSROOT:+-ex "set sysroot $SYSROOT"} -x "$script" -x "$dir/commands.py" \
-		"$prog" "$dir/core" > "$dir/core.log" 2>&1
+if [ -z "$core" ]; then
+	echo "not checked: $prog (core): gdb takes no core file through qemu-user's stub"
+elif [ -s "$dir/core" ]; then
+	$GDB -nx -batch -x "$script" -x "$dir/commands.py" "$prog" "$dir/core" > "$dir/core.log" 2>&1
 	check_view core
 else
 	echo "FAIL: $prog: gdb wrote no core file"; exit 1
