@@ -458,8 +458,10 @@ def waiting_frame(lib):
     return frame or gdb.newest_frame()
 
 
-def describe(frame):
-    sal = frame.find_sal()
+def describe(frame, suspended):
+    # A suspended coroutine's pc is where it resumes, after a call: the
+    # line is the call's (gdb's own rule for the frames of callers).
+    sal = gdb.find_pc_line(frame.pc() - 1) if suspended and frame.level() == 0 else frame.find_sal()
     where = "%s:%d" % (os.path.basename(sal.symtab.filename), sal.line) if sal.symtab else "0x%x" % frame.pc()
     return "%s (%s)" % (frame.name() or "??", where)
 
@@ -543,8 +545,10 @@ Where a coroutine waits is the innermost frame outside the library."""
             if state == "never started":
                 where = start_of(C)
             else:
-                where = with_frames(lib, S, id, C, lambda: describe(gdb.selected_frame()))
-            print("  %3d  %-27s %7d  %s" % (id, state, int(C["size"]), where))
+                where = with_frames(lib, S, id, C, lambda: describe(gdb.selected_frame(), state != "running"))
+            # A running coroutine's last slice is no longer saved.
+            saved = "-" if state == "running" else str(int(C["size"]))
+            print("  %3d  %-27s %7s  %s" % (id, state, saved, where))
 
 
 class CoroutinePrefix(gdb.Command):

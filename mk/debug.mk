@@ -3,7 +3,8 @@
 # ---- make debug-test -----------------------------------------------------------
 # test/debug/waiting.c, stopped while its coroutines wait, in gdb's batch
 # mode: each command's output is checked, live and on a core file taken
-# there, and the program must run on as without gdb (test/debug/gdb_test.sh).
+# there, and the program must run on as without gdb (test/debug/gdb_test.sh);
+# and README's session is what gdb prints (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2, against both backends
 # (the library at -O1 at least, the optimizer's choices being what the
 # script must follow), natively; and the -O2 builds for aarch64, under
@@ -12,7 +13,8 @@ DEBUG_LEVELS    := O0 O1 O2
 DEBUG_COMPILERS := gcc clang
 DEBUG_NATIVE    := $(foreach b,$(BACKENDS),$(foreach c,$(DEBUG_COMPILERS),$(foreach l,$(DEBUG_LEVELS),$(b)-$(c)-$(l))))
 DEBUG_AARCH64   := $(foreach b,$(BACKENDS),$(b)-aarch64-O2)
-DEBUG_BUILDS    := $(DEBUG_NATIVE) $(if $(shell command -v qemu-aarch64 gdb-multiarch aarch64-linux-gnu-gcc | sed -n 3p),$(DEBUG_AARCH64))
+DEBUG_AARCH64_TOOLS := $(shell for t in qemu-aarch64 gdb-multiarch aarch64-linux-gnu-gcc; do command -v $$t || echo no; done)
+DEBUG_BUILDS    := $(DEBUG_NATIVE) $(if $(filter no,$(DEBUG_AARCH64_TOOLS)),,$(DEBUG_AARCH64))
 DEBUG_CC_gcc      := gcc
 DEBUG_CXX_gcc     := g++
 DEBUG_CC_clang    := clang
@@ -41,4 +43,5 @@ $(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb
 
 .PHONY: debug-test
 debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked)
-	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed"
+	@test/debug/readme_session.sh check $(B)/debug/readme
+	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"

@@ -95,7 +95,7 @@ check_view() { # view
 	expect "$v" info '^ +0 +suspended +[0-9]+ +descend \(waiting\.c:[0-9]+\)$'
 	expect "$v" info '^ +1 +never started +0 +will start in never_started$'
 	expect "$v" info '^ +2 +suspended +[0-9]+ +shallow_waiter \(waiting\.c:[0-9]+\)$'
-	expect "$v" info '^ +3 +running +0 +stop_here \(waiting\.c:[0-9]+\)$'
+	expect "$v" info '^ +3 +running +- +stop_here \(waiting\.c:[0-9]+\)$'
 	expect "$v" info '^ +4 +suspended +[0-9]+ +sum_after_yield \(waiting\.c:[0-9]+\)$'
 	expect "$v" info '^ +0 +suspended +[0-9]+ +other_schedule_waiter \(waiting\.c:[0-9]+\)$'
 	expect_frames "$v" bt0 descend descend descend descend deep_walker
