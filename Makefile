@@ -193,6 +193,11 @@ test:
 
 # Where install puts the libraries.
 DESTLIB = $(DESTDIR)$(PREFIX)/lib
+# The gdb commands (debug/coroutine-gdb.py): to source, and where gdb
+# auto-loads them for the shared library (its auto-load directory, then the
+# library's path: gdb reads it there when the prefix is its own, /usr).
+DESTSHARE    = $(DESTDIR)$(PREFIX)/share/coroutine
+DESTAUTOLOAD = $(DESTDIR)$(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
 
 install: libcoroutine.a $(O)/$(SHLIB)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTLIB)/pkgconfig
@@ -204,11 +209,14 @@ install: libcoroutine.a $(O)/$(SHLIB)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
 	    -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
 	    coroutine.pc.in > $(DESTLIB)/pkgconfig/coroutine.pc
+	install -d $(DESTSHARE) $(DESTAUTOLOAD)
+	install -m 644 debug/coroutine-gdb.py $(DESTSHARE)/coroutine-gdb.py
+	install -m 644 debug/coroutine-gdb.py $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(DESTLIB)/libcoroutine.a \
 	      $(DESTLIB)/$(SHLIB) $(DESTLIB)/$(SONAME) $(DESTLIB)/libcoroutine.so \
-	      $(DESTLIB)/pkgconfig/coroutine.pc
+	      $(DESTLIB)/pkgconfig/coroutine.pc $(DESTSHARE)/coroutine-gdb.py $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
 
 clean:
 	rm -rf build main libcoroutine.a
