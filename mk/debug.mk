@@ -4,7 +4,8 @@
 # test/debug/waiting.c, stopped while its coroutines wait, in gdb's batch
 # mode: each command's output is checked, live and on a core file taken
 # there, and the program must run on as without gdb (test/debug/gdb_test.sh);
-# and README's session is what gdb prints (test/debug/readme_session.sh).
+# what they say where they cannot (test/debug/gdb_refusals.sh); and README's
+# session is what gdb prints (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2, against both backends
 # (the library at -O1 at least, the optimizer's choices being what the
 # script must follow), natively; and the -O2 builds for aarch64, under
@@ -33,6 +34,21 @@ $(B)/debug/%/waiting: test/debug/waiting.c coroutine.cpp coroutine.h asm_switch.
 	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/waiting.c \
 		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -o $@
 
+# What the commands say where they cannot show anything: a build without
+# -g, and one whose library has no debugger's view (the section cut out).
+$(B)/debug/refusals/no-g: test/debug/waiting.c coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CXX) $(LIBFLAGS) -O2 -c coroutine.cpp -o $(@D)/coroutine-no-g.o
+	$(CC) -I. -O2 test/debug/waiting.c $(@D)/coroutine-no-g.o -o $@
+
+$(B)/debug/refusals/no-hook: test/debug/waiting.c coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	sed "/^\/\* ---- The debugger's view/,\$$d" coroutine.cpp > $(@D)/coroutine.cpp
+	$(CXX) -I. $(LIBFLAGS) -g -O2 -c $(@D)/coroutine.cpp -o $(@D)/coroutine-no-hook.o
+	$(CC) -I. -g -O2 test/debug/waiting.c $(@D)/coroutine-no-hook.o -o $@
+
+DEBUG_REFUSALS := $(B)/debug/ucontext-gcc-O2/waiting $(B)/debug/refusals/no-g $(B)/debug/refusals/no-hook
+
 # The aarch64 builds run under qemu-aarch64, whose gdb stub gdb-multiarch drives.
 DEBUG_RUN_aarch64 = EMULATOR=qemu-aarch64 SYSROOT=/usr/aarch64-linux-gnu GDB=gdb-multiarch
 
@@ -42,6 +58,7 @@ $(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb
 	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/gdb_test.sh $< $(@D)/out $(filter -O0,-$(call debug_part,$*,3))
 
 .PHONY: debug-test
-debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked)
+debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS)
+	@test/debug/gdb_refusals.sh $(DEBUG_REFUSALS) $(B)/debug/refusals/out
 	@test/debug/readme_session.sh check $(B)/debug/readme
 	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"
