@@ -193,7 +193,8 @@ test:
 
 # Where install puts the libraries.
 DESTLIB = $(DESTDIR)$(PREFIX)/lib
-# The gdb commands (debug/coroutine-gdb.py): to source, and where gdb
+# The debugger commands (debug/coroutine-gdb.py, and its lldb twin): to
+# source, and where gdb
 # auto-loads them for the shared library (its auto-load directory, then the
 # library's path: gdb reads it there when the prefix is its own, /usr).
 DESTSHARE    = $(DESTDIR)$(PREFIX)/share/coroutine
@@ -210,13 +211,14 @@ install: libcoroutine.a $(O)/$(SHLIB)
 	    -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
 	    coroutine.pc.in > $(DESTLIB)/pkgconfig/coroutine.pc
 	install -d $(DESTSHARE) $(DESTAUTOLOAD)
-	install -m 644 debug/coroutine-gdb.py $(DESTSHARE)/coroutine-gdb.py
+	install -m 644 debug/coroutine-gdb.py debug/coroutine_lldb.py $(DESTSHARE)/
 	install -m 644 debug/coroutine-gdb.py $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(DESTLIB)/libcoroutine.a \
 	      $(DESTLIB)/$(SHLIB) $(DESTLIB)/$(SONAME) $(DESTLIB)/libcoroutine.so \
-	      $(DESTLIB)/pkgconfig/coroutine.pc $(DESTSHARE)/coroutine-gdb.py $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
+	      $(DESTLIB)/pkgconfig/coroutine.pc $(DESTSHARE)/coroutine-gdb.py $(DESTSHARE)/coroutine_lldb.py \
+	      $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
 
 clean:
 	rm -rf build main libcoroutine.a

@@ -57,8 +57,18 @@ DEBUG_RUN_aarch64 = EMULATOR=qemu-aarch64 SYSROOT=/usr/aarch64-linux-gnu GDB=gdb
 $(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb_test.sh
 	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/gdb_test.sh $< $(@D)/out $(filter -O0,-$(call debug_part,$*,3))
 
+# lldb's twin (debug/coroutine_lldb.py) on a build of each backend and
+# compiler, where lldb is installed; Debian's finds its Python module only
+# through PYTHONPATH.
+DEBUG_LLDB_BUILDS := $(if $(shell command -v lldb),ucontext-gcc-O0 asm-gcc-O2 ucontext-clang-O2 asm-clang-O1)
+LLDB_PYTHONPATH   ?= /usr/lib/llvm-14/lib/python3.11/dist-packages
+
+$(B)/debug/%/lldb-checked: $(B)/debug/%/waiting debug/coroutine_lldb.py test/debug/lldb_test.sh
+	@PYTHONPATH=$(LLDB_PYTHONPATH) test/debug/lldb_test.sh $< $(@D)/lldb
+
 .PHONY: debug-test
-debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS)
+debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS) \
+		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked)
 	@test/debug/gdb_refusals.sh $(DEBUG_REFUSALS) $(B)/debug/refusals/out
 	@test/debug/readme_session.sh check $(B)/debug/readme
-	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"
+	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed in gdb, $(words $(DEBUG_LLDB_BUILDS)) in lldb$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"
