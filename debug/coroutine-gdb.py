@@ -375,6 +375,27 @@ def patch_core(path, lwp, memory, regs, a):
         return done
 
 
+def next_best(lib, S, C):
+    """Where no view can be had: the resume address, then every word of
+    the saved slice that points into a function with a line, as
+    "function (file:line)"; return addresses, or stale words that look
+    like them."""
+    size = int(C["size"])
+    bottom = int(S["top"]) - size
+    data = bytes(gdb.selected_inferior().read_memory(slice_in_block(lib, C, bottom, size), size))
+    words = [saved_registers(lib, C).get(name, 0) for name in ("rip", "pc")]
+    words += [struct.unpack_from("<Q", data, i)[0] for i in range(0, size - 7, 8)]
+    found = []
+    for word in words:
+        block = gdb.block_for_pc(word) if word > 1 else None
+        while block is not None and block.function is None:  # a lexical block inside one
+            block = block.superblock
+        sal = gdb.find_pc_line(word - 1) if block is not None else None
+        if block is not None and block.function is not None and sal.symtab is not None:
+            found.append("%s (%s:%d)" % (block.function.print_name, os.path.basename(sal.symtab.filename), sal.line))
+    return ", ".join(found) or "none"
+
+
 class CoreView:
     """C's frames in a core file: a patched copy is opened in its place (the
     slice in its memory, the registers in the selected thread's note), and
@@ -399,7 +420,9 @@ class CoreView:
         if not patch_core(copy, self.thread_lwp, memory, regs, arch()):
             shutil.rmtree(self.dir, ignore_errors=True)
             raise gdb.GdbError("cannot patch a copy of core file %s (not a 64-bit little-endian ELF core "
-                               "holding the run stack)" % self.original)
+                               "holding the run stack); the next best, the code addresses in its saved "
+                               "slice, innermost first (some may be stale): %s"
+                               % (self.original, next_best(self.lib, self.S, self.C)))
         self.open_core(copy)
         return self
 

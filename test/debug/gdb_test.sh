@@ -79,6 +79,8 @@ for name, command in [
         ("which", "coroutine bt 0"),
         ("notschedule", "coroutine bt stop_here 0"),
         ("notopen", "coroutine bt game+1 0"),
+        ("nextbest", lambda: print(next_best(*split_schedule(["game", "0"])[:2], find_coroutine(*split_schedule(["game", "0"])[:2], "0")[1]))),
+        ("nextbest4", lambda: print(next_best(*split_schedule(["game", "4"])[:2], find_coroutine(*split_schedule(["game", "4"])[:2], "4")[1]))),
         ("after", state),
         ("end", "echo")]:
     run(name, command)
@@ -123,6 +125,10 @@ check_view() { # view
 	expect "$v" which '^2 schedules are open: name one first'
 	expect "$v" notschedule '^stop_here is a .*not a struct schedule \* nor an id$'
 	expect "$v" notopen '^game\+1 \(0x[0-9a-f]+\) is not an open schedule$'
+	# Where no view can be had (a core file it cannot patch): the
+	# functions and lines of the code addresses in the saved slice.
+	expect "$v" nextbest '(^|, )descend \(waiting\.c:[0-9]+\), (.*, )?descend \(waiting\.c:[0-9]+\), .*deep_walker \(waiting\.c:[0-9]+\)'
+	expect "$v" nextbest4 '(^|, )sum_after_yield \(waiting\.c:[0-9]+\), (.*, )?array_keeper \(waiting\.c:[0-9]+\)'
 	echo "ok: $prog ($v)"
 }
 
