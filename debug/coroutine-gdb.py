@@ -176,26 +176,34 @@ def arch():
     raise gdb.GdbError("coroutine commands know x86_64 and aarch64, not %s" % name)
 
 
+def asm_registers(C, a):
+    """asm_switch.S's context: words, in the order of its layout table."""
+    words = struct.unpack("<22Q", bytes(gdb.selected_inferior().read_memory(int(C), 8 * 22)))
+    return [(n, words[w]) for n, w in ASM_WORDS[a] + ASM_FP_WORDS.get(a, [])]
+
+
+def ucontext_registers(C, a):
+    """glibc's ucontext_t, as swapcontext saved it."""
+    mc = C["ctx"]["uc_mcontext"]
+    if a == "x86_64":
+        return [(n, int(mc["gregs"][i])) for n, i in UCONTEXT_GREGS[a]]
+    # glibc 2.34 and later resume at a "mov x30, x1; ret" of their own,
+    # the return address in x1 (and x30 and pc at that ret).
+    pc = int(mc["pc"])
+    if int(mc["regs"][30]) == pc:
+        pc = int(mc["regs"][1])
+    regs = [("x%d" % r, int(mc["regs"][r])) for r in range(19, 30)]
+    return regs + [("x30", pc), ("sp", int(mc["sp"])), ("pc", pc)]
+
+
+CONTEXT_READERS = {"asm": asm_registers, "ucontext": ucontext_registers}
+
+
 def saved_registers(lib, C):
     """{register: value} of C's context: what a resume would load."""
-    a = arch()
-    if lib.backend == "asm":
-        words = struct.unpack("<%dQ" % 22, bytes(gdb.selected_inferior().read_memory(int(C), 8 * 22)))
-        regs = [(n, words[w]) for n, w in ASM_WORDS[a] + ASM_FP_WORDS.get(a, [])]
-    elif lib.backend == "ucontext":
-        mc = C["ctx"]["uc_mcontext"]
-        if a == "x86_64":
-            regs = [(n, int(mc["gregs"][i])) for n, i in UCONTEXT_GREGS[a]]
-        else:
-            # glibc 2.34 and later resume at a "mov x30, x1; ret" of their own,
-            # the return address in x1 (and x30 and pc at that ret).
-            pc = int(mc["pc"])
-            if int(mc["regs"][30]) == pc:
-                pc = int(mc["regs"][1])
-            regs = [("x%d" % r, int(mc["regs"][r])) for r in range(19, 30)]
-            regs += [("x30", pc), ("sp", int(mc["sp"])), ("pc", pc)]
-    else:
+    if lib.backend not in CONTEXT_READERS:
         raise gdb.GdbError("coroutine commands do not read the %s backend's contexts" % lib.backend)
+    regs = CONTEXT_READERS[lib.backend](C, arch())
     return dict((n, v & 0xFFFFFFFFFFFFFFFF) for n, v in regs)
 
 
