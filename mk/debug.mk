@@ -4,7 +4,8 @@
 # test/debug/waiting.c, stopped while its coroutines wait, in gdb's batch
 # mode: each command's output is checked, live and on a core file taken
 # there, and the program must run on as without gdb (test/debug/gdb_test.sh);
-# what they say where they cannot (test/debug/gdb_refusals.sh); and README's
+# what they say where they cannot (test/debug/gdb_refusals.sh); two copies
+# of the library in one process (test/debug/gdb_two_copies.sh); and README's
 # session is what gdb prints (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2, against both backends
 # (the library at -O1 at least, the optimizer's choices being what the
@@ -57,6 +58,20 @@ DEBUG_RUN_aarch64 = EMULATOR=qemu-aarch64 SYSROOT=/usr/aarch64-linux-gnu GDB=gdb
 $(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb_test.sh
 	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/gdb_test.sh $< $(@D)/out $(filter -O0,-$(call debug_part,$*,3))
 
+# Two copies of the library in one process: the program's (asm) and a
+# plugin's (ucontext, its symbols hidden), each with a coroutine waiting.
+TWO_COPIES := $(B)/debug/two-copies
+$(TWO_COPIES)/plugin.so: test/debug/plugin.c coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CXX) $(LIBFLAGS) -g -O2 -fPIC -fvisibility=hidden -c coroutine.cpp -o $(@D)/plugin-coroutine.o
+	$(CC) -I. $(WARN) -g -O2 -fPIC -shared test/debug/plugin.c $(@D)/plugin-coroutine.o -o $@
+
+$(TWO_COPIES)/two_copies: test/debug/two_copies.c coroutine.cpp coroutine.h asm_switch.S
+	@mkdir -p $(@D)
+	$(CXX) $(DEFS_asm) $(LIBFLAGS) -g -O2 -c coroutine.cpp -o $(@D)/host-coroutine.o
+	$(CC) -g -c asm_switch.S -o $(@D)/asm_switch.o
+	$(CC) -I. $(WARN) -g -O2 test/debug/two_copies.c $(@D)/host-coroutine.o $(@D)/asm_switch.o -ldl -o $@
+
 # lldb's twin (debug/coroutine_lldb.py) on a build of each backend and
 # compiler, where lldb is installed; Debian's finds its Python module only
 # through PYTHONPATH.
@@ -68,7 +83,8 @@ $(B)/debug/%/lldb-checked: $(B)/debug/%/waiting debug/coroutine_lldb.py test/deb
 
 .PHONY: debug-test
 debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS) \
-		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked)
+		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked) $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so
 	@test/debug/gdb_refusals.sh $(DEBUG_REFUSALS) $(B)/debug/refusals/out
+	@test/debug/gdb_two_copies.sh $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so $(TWO_COPIES)/out
 	@test/debug/readme_session.sh check $(B)/debug/readme
 	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed in gdb, $(words $(DEBUG_LLDB_BUILDS)) in lldb$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"
