@@ -57,8 +57,8 @@ def run(name, command):
     print("@@ " + name, flush=True)
     try:
         command() if callable(command) else gdb.execute(command)
-    except gdb.error as e:
-        print(e)
+    except (gdb.error, KeyboardInterrupt) as e:
+        print(e or type(e).__name__)
 for name, command in [
         ("before", state),
         ("info", "info coroutines"),
@@ -74,6 +74,7 @@ for name, command in [
         ("x", "coroutine apply other 0 print x"),
         ("up", "coroutine apply game 0 up 3"),
         ("failing", "coroutine apply game 0 print no_such_variable"),
+        ("interrupted", "coroutine apply game 0 python import os, signal, time; os.kill(os.getpid(), signal.SIGINT); time.sleep(0.5)"),
         ("empty", "coroutine bt game 7"),
         ("range", "coroutine bt game 99"),
         ("which", "coroutine bt 0"),
@@ -120,6 +121,7 @@ check_view() { # view
 	expect "$v" x '^\$[0-9]+ = 34.5$'
 	expect "$v" up '^#[0-9]+ +0x[0-9a-f]+ in descend \(.*waiting\.c:[0-9]+$'
 	expect "$v" failing '^No symbol "no_such_variable" in current context.$'
+	expect "$v" interrupted 'KeyboardInterrupt'
 	expect "$v" empty '^coroutine 7: the slot is empty'
 	expect "$v" range '^coroutine 99 is out of range: schedule 0x[0-9a-f]+ has ids \[0, 16\)$'
 	expect "$v" which '^2 schedules are open: name one first'
