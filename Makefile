@@ -14,7 +14,7 @@
 # README's checks (docs.mk), consumers and installs (consumers.mk), other
 # Linux targets (cross.mk), Windows (windows.mk), WebAssembly (wasm.mk),
 # sanitizers, valgrind, fuzzing and the build matrix (tools.mk), benchmarks
-# (bench.mk), the Lua host (lua.mk).
+# (bench.mk), the Lua host (lua.mk), the debugger's commands (debug.mk).
 CC       ?= cc
 CXX      ?= g++
 AR       ?= ar
@@ -197,6 +197,12 @@ test:
 
 # Where install puts the libraries.
 DESTLIB = $(DESTDIR)$(PREFIX)/lib
+# The debugger commands (debug/coroutine-gdb.py, and its lldb twin): to
+# source, and where gdb
+# auto-loads them for the shared library (its auto-load directory, then the
+# library's path: gdb reads it there when the prefix is its own, /usr).
+DESTSHARE    = $(DESTDIR)$(PREFIX)/share/coroutine
+DESTAUTOLOAD = $(DESTDIR)$(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
 
 install: libcoroutine.a $(O)/$(SHLIB)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTLIB)/pkgconfig
@@ -208,11 +214,15 @@ install: libcoroutine.a $(O)/$(SHLIB)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
 	    -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
 	    coroutine.pc.in > $(DESTLIB)/pkgconfig/coroutine.pc
+	install -d $(DESTSHARE) $(DESTAUTOLOAD)
+	install -m 644 debug/coroutine-gdb.py debug/coroutine_lldb.py $(DESTSHARE)/
+	install -m 644 debug/coroutine-gdb.py $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/coroutine.h $(DESTLIB)/libcoroutine.a \
 	      $(DESTLIB)/$(SHLIB) $(DESTLIB)/$(SONAME) $(DESTLIB)/libcoroutine.so \
-	      $(DESTLIB)/pkgconfig/coroutine.pc
+	      $(DESTLIB)/pkgconfig/coroutine.pc $(DESTSHARE)/coroutine-gdb.py $(DESTSHARE)/coroutine_lldb.py \
+	      $(DESTAUTOLOAD)/$(SHLIB)-gdb.py
 
 clean:
 	rm -rf build main libcoroutine.a
@@ -224,4 +234,4 @@ help:
 	@awk -f mk/help.awk README.md
 
 include mk/test.mk mk/docs.mk mk/consumers.mk mk/cross.mk mk/windows.mk mk/wasm.mk mk/tools.mk mk/bench.mk \
-	mk/lua.mk
+	mk/lua.mk mk/debug.mk

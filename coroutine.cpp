@@ -76,6 +76,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *   WEAK                 a reference that may stay unresolved (NULL)
  *   KEEP_IN_REGISTERS(a, b), launder(p)  values the optimizer cannot see into
  *   UNREACHABLE()        never reached: the optimizer may count on it
+ *   KEPT                 data kept though no code reads it (a debugger does)
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
  *   atomic_increment(n)  adds 1 to *n atomically, returns the sum
  *   atomic_swap(l, v), atomic_release(l)  a lock's take (the old value) and give
@@ -93,6 +94,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 #define WEAK __attribute__((weak))
 #define KEEP_IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
 #define UNREACHABLE() __builtin_unreachable()
+#define KEPT __attribute__((used))
 static ALWAYS_INLINE int trailing_zeros(uint64_t x) { return __builtin_ctzll(x); }
 /* An empty asm that may have changed p: the compiler must take its word. */
 static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
@@ -116,6 +118,7 @@ static ALWAYS_INLINE char *current_teb(void) { char *teb; __asm__("movq %%gs:0x3
 /* No weak references: nothing uses one (see EH_MSVC_ABI). */
 #define KEEP_IN_REGISTERS(a, b) ((void)0)
 #define UNREACHABLE() __assume(0)
+#define KEPT /* no debugger script reads a cl.exe build */
 static ALWAYS_INLINE int trailing_zeros(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
 /* A volatile's value is whatever its last read finds: the compiler must
  * store p and load it back.  (_ReadWriteBarrier orders memory, not a value
@@ -2196,3 +2199,35 @@ NOINLINE static void move_to_this_thread(struct schedule *S)
 	if (!take_up_runtimes(S))
 		fail("coroutine_resume: out of memory keeping a C++ runtime's exception state");
 }
+
+/* ---- The debugger's view ---------------------------------------------------
+ *
+ * debug/coroutine-gdb.py (and its lldb twin) shows where a suspended
+ * coroutine waits by putting its saved slice back on the run stack and its
+ * saved registers into a thread.  What it needs beyond the structures' debug
+ * information is how this build placed them: one constant per copy of the
+ * library, read from memory or from a core file, never by the library.
+ */
+#if COROUTINE_ASM
+#define BACKEND_NAME "asm"
+#elif COROUTINE_FIBER
+#define BACKEND_NAME "fiber"
+#else
+#define BACKEND_NAME "ucontext"
+#endif
+struct debugger_view {
+	char backend[12];            /* "ucontext", "asm" or "fiber": what ctx holds */
+	struct schedule **open;      /* &open_schedules */
+	struct coroutine *empty;     /* &no_coroutine: an empty slot */
+	unsigned coroutine_size;     /* sizeof(struct coroutine): the slice follows */
+	unsigned shallow_slice;      /* SHALLOW_SLICE: see slice_in_block */
+	unsigned slice_align;        /* SLICE_ALIGN */
+	unsigned suspended_elsewhere;
+	unsigned stack_size;
+};
+
+KEPT static const struct debugger_view coroutine_debugger_view = {
+	BACKEND_NAME,
+	&open_schedules, &no_coroutine, sizeof(struct coroutine),
+	SHALLOW_SLICE, SLICE_ALIGN, SUSPENDED_ELSEWHERE, STACK_SIZE,
+};

@@ -64,6 +64,9 @@ install-check:
 	$(CC) $(CFLAGS) test/consumers/version.c $$($(INSTALLED_PKG_CONFIG) --cflags coroutine) \
 		-DEXPECTED_VERSION='"'"$$($(INSTALLED_PKG_CONFIG) --modversion coroutine)"'"' -o build/installed-version
 	./build/installed-version
+	cmp debug/coroutine-gdb.py $(INSTALL_CHECK)$(PREFIX)/share/coroutine/coroutine-gdb.py
+	cmp debug/coroutine_lldb.py $(INSTALL_CHECK)$(PREFIX)/share/coroutine/coroutine_lldb.py
+	cmp debug/coroutine-gdb.py $(INSTALL_CHECK)$(PREFIX)/share/gdb/auto-load$(PREFIX)/lib/$(SHLIB)-gdb.py
 	$(MAKE) uninstall DESTDIR=$(INSTALL_CHECK)
 	test -z "$$(find $(INSTALL_CHECK) ! -type d)"
 	rm -rf $(INSTALL_CHECK)
