@@ -7,9 +7,8 @@
 # what they say where they cannot (test/debug/gdb_refusals.sh); two copies
 # of the library in one process (test/debug/gdb_two_copies.sh); and README's
 # session is what gdb prints (test/debug/readme_session.sh).
-# Built with -g by gcc and clang at -O0, -O1 and -O2, against both backends
-# (the library at -O1 at least, the optimizer's choices being what the
-# script must follow), natively; and the -O2 builds for aarch64, under
+# Built with -g by gcc and clang at -O0, -O1 and -O2 (program and library),
+# against both backends, natively; and the -O2 builds for aarch64, under
 # qemu-user's gdb stub with gdb-multiarch.  Each build in its own directory.
 DEBUG_LEVELS    := O0 O1 O2
 DEBUG_COMPILERS := gcc clang
@@ -25,12 +24,11 @@ DEBUG_CC_aarch64  := aarch64-linux-gnu-gcc
 DEBUG_CXX_aarch64 := aarch64-linux-gnu-g++
 # A build's name is backend-compiler-level.
 debug_part = $(word $(2),$(subst -, ,$(1)))
-debug_lib_level = $(if $(filter O0,$(1)),-O1,-$(1))
 
 $(B)/debug/%/waiting: test/debug/waiting.c coroutine.cpp coroutine.h asm_switch.S
 	@mkdir -p $(@D)
 	$(DEBUG_CXX_$(call debug_part,$*,2)) $(DEFS_$(call debug_part,$*,1)) $(LIBFLAGS) $(WARN) -g \
-		$(call debug_lib_level,$(call debug_part,$*,3)) -c coroutine.cpp -o $(@D)/coroutine.o
+		-$(call debug_part,$*,3) -c coroutine.cpp -o $(@D)/coroutine.o
 	$(if $(filter asm,$(call debug_part,$*,1)),$(DEBUG_CC_$(call debug_part,$*,2)) -g -c asm_switch.S -o $(@D)/asm_switch.o)
 	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/waiting.c \
 		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -o $@
