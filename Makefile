@@ -27,6 +27,12 @@ LDFLAGS  ?=
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 ASM      ?= 0
+# CHECKED=1: the checked build (-DCOROUTINE_CHECKED=1), in its own build dir.
+CHECKED  ?= 0
+ifeq ($(CHECKED),1)
+B        ?= build/checked
+DEFS_CHECKED := -DCOROUTINE_CHECKED=1
+endif
 B        ?= build
 RUN      ?=
 EMULATOR ?=
@@ -82,7 +88,7 @@ all: main libcoroutine.a
 
 # main and libcoroutine.a are copies of the selected backend's; build/selected
 # changes only when the backend does, so that switching relinks them.
-$(shell mkdir -p build; echo $(BACKEND) | cmp -s - build/selected || echo $(BACKEND) > build/selected)
+$(shell mkdir -p build; echo $(BACKEND)$(DEFS_CHECKED) | cmp -s - build/selected || echo $(BACKEND)$(DEFS_CHECKED) > build/selected)
 
 main: $(O)/main build/selected
 	cp $< $@
@@ -99,7 +105,7 @@ $(O)/pic/%.o: PIC := -fPIC -fvisibility=hidden
 
 $(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(DEFS_CHECKED) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
 
 # The switch: asm_switch.S, or its twin for Microsoft's assembler,
 # asm_switch.asm (SWITCH=asm_switch.asm: windows-msvc-test), assembled by

@@ -42,7 +42,8 @@ readme-walkthrough-check:
 # Every target a user runs is declared .PHONY and named in README's table
 # ("Make targets"), and every target the table names exists.  Internal
 # targets, which other targets call, are listed here instead.
-INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
+INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-no-cxx-runtime bench-programs first-program-check \
+	matrix-checked \
 	msvc-view readme-walkthrough-check targets-check matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:

@@ -1,0 +1,15 @@
+/*
+ * A deliberate bug that the checked build (COROUTINE_CHECKED=1) must stop:
+ * main writes to a suspended coroutine's local through the pointer the
+ * coroutine handed it.
+ */
+#include "stale_pointer.h"
+
+int main(void)
+{
+	struct schedule *S = coroutine_open();
+	volatile int *local = stale_pointer(S);
+	*local = 7;
+	coroutine_close(S);
+	return 0;
+}
