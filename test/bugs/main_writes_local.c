@@ -7,6 +7,7 @@
 
 int main(void)
 {
+	end_at_a_fault();
 	struct schedule *S = coroutine_open();
 	volatile int *local = stale_pointer(S);
 	*local = 7;
