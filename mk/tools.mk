@@ -73,6 +73,7 @@ check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
 	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/main_writes_local$(EXE)
 	@$(EXPECT_CHECKED) read "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE)
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) null
+	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) closed
 
 # The suite must pass in a checked build too, and the bugs stop: an entry of
 # the matrix (natively: `make test CHECKED=1`; other targets add CHECKED=1

@@ -4,7 +4,9 @@
  * coroutine_open, it still runs for a fault that is not the checked
  * build's (argument "null": a read through NULL), and after the checked
  * build's report for one that is (no argument: main reads a suspended
- * coroutine's local).
+ * coroutine's local).  And once the last schedule is closed, the checked
+ * build's handler is gone and the program's is back in its place
+ * (argument "closed": then a read through NULL).
  */
 #include "stale_pointer.h"
 
@@ -47,13 +49,33 @@ static void install_own_handler(void)
 }
 #endif
 
+/* Whether the program's own handler is SIGSEGV's again (on Windows, whose
+ * handlers cannot be listed, only the fault after tells). */
+static int own_handler_is_back(void)
+{
+#if defined(_WIN32)
+	return 1;
+#else
+	struct sigaction now;
+	return sigaction(SIGSEGV, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == own_handler;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	install_own_handler();
 	struct schedule *S = coroutine_open();
-	volatile int *local = stale_pointer(S);
+	volatile int *local = stale_pointer(S, 1);
 	if (argc > 1 && strcmp(argv[1], "null") == 0)
 		local = NULL;
+	if (argc > 1 && strcmp(argv[1], "closed") == 0) {
+		coroutine_close(S);
+		if (!own_handler_is_back()) {
+			fputs("the checked build's handler outlived the last coroutine_close\n", stderr);
+			return 1;
+		}
+		local = NULL;
+	}
 	printf("%d\n", *local);
 	coroutine_close(S);
 	return 0;

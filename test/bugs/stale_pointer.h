@@ -19,11 +19,21 @@ static void wait_once(struct schedule *S, void *ud)
 	coroutine_yield(S);
 }
 
+/* What main gives the coroutine that breaks the rule: where to put the
+ * address of its local, and whether to yield once first. */
+struct handout {
+	volatile int *local;
+	int yield_first;
+};
+
 /* Hands main the address of its local, which means nothing once it yields. */
 static void hand_out_local(struct schedule *S, void *ud)
 {
+	struct handout *h = (struct handout *)ud;
 	volatile int value = 42;
-	*(volatile int **)ud = &value;
+	if (h->yield_first)
+		coroutine_yield(S);
+	h->local = &value;
 	coroutine_yield(S);
 }
 
@@ -47,17 +57,22 @@ static inline void end_at_a_fault(void)
 #endif
 }
 
-/* Coroutine 0 runs and yields, then coroutine 1 hands out its local and
- * yields: its bytes are on the run stack, and main holds the pointer. */
-static volatile int *stale_pointer(struct schedule *S)
+/* Coroutine 0 runs and yields; coroutine 1 hands out its local at its
+ * start, or (after_resume) starts and yields, and, its bytes put back on
+ * the run stack at its next resume, hands out its local then; it yields:
+ * its bytes are on the run stack, and main holds the pointer.  (The ways
+ * back to main after a start and after a resume are different code.) */
+static volatile int *stale_pointer(struct schedule *S, int after_resume)
 {
-	volatile int *local = NULL;
+	struct handout h = { NULL, after_resume };
 	int first = coroutine_new(S, wait_once, NULL);
-	int second = coroutine_new(S, hand_out_local, (void *)&local);
+	int second = coroutine_new(S, hand_out_local, &h);
+	if (after_resume)
+		coroutine_resume(S, second);
 	coroutine_resume(S, first);
 	coroutine_resume(S, second);
 	fprintf(stderr, "expect: coroutine %d, schedule 0x%llx, slice %ld bytes\n", second,
 		(unsigned long long)(uintptr_t)S, coroutine_stack_size(S, second));
 	fflush(stderr);
-	return local;
+	return h.local;
 }
