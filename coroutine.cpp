@@ -1289,7 +1289,8 @@ static struct schedule *schedule_whose_run_stack(const char *address)
 /* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
  * is suspended: ...": whose bytes lie at address.  Those of the run stack's
  * owner within its live slice as it last yielded; below it, those of a
- * coroutine that ran before, which nothing records. */
+ * coroutine that ran before, which nothing records.  With no owner (none
+ * has run, or the last one finished), nobody's. */
 static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
 {
 	struct coroutine *C = S->owner;
@@ -1309,7 +1310,7 @@ static void describe_touch(struct report_line *line, struct schedule *S, const c
 		add_number(line, (uintmax_t)id, 10);
 		add_text(line, "'s live slice");
 	} else {
-		add_text(line, " the run stack of no coroutine");
+		add_text(line, " the run stack");
 	}
 	add_text(line, address < S->top ? " (top-" : " (top+");
 	add_number(line, address < S->top ? below_top : (uintmax_t)(address - S->top), 10);
@@ -1318,11 +1319,11 @@ static void describe_touch(struct report_line *line, struct schedule *S, const c
 	if (id >= 0) {
 		add_text(line, ") while coroutine ");
 		add_number(line, (uintmax_t)id, 10);
-		add_text(line, " is suspended: ");
+		add_text(line, " is suspended: a suspended coroutine's locals have no address");
 	} else {
-		add_text(line, ") while no coroutine is on it: ");
+		add_text(line, ") while no coroutine is on it: a finished coroutine's locals have no address");
 	}
-	add_text(line, "a suspended coroutine's locals have no address (the shared-stack rule)\n");
+	add_text(line, " (the shared-stack rule)\n");
 }
 
 /* Whether a touch of address, an access of kind verb, was main's on a
@@ -1356,8 +1357,7 @@ static void set_run_stack_access(struct schedule *S, DWORD access)
 {
 	DWORD old;
 	if (!VirtualProtect(S->stack, MAPPED_STACK_SIZE, access, &old))
-		fail("coroutine_resume: VirtualProtect of the run stack failed (error %lu; the checked build)",
-		     (unsigned long)GetLastError());
+		fail("the checked build: VirtualProtect of the run stack failed (error %lu)", (unsigned long)GetLastError());
 }
 
 static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PAGE_READWRITE); }
@@ -1402,7 +1402,7 @@ static void stop_watching_run_stacks(void)
 static void set_run_stack_access(struct schedule *S, int access)
 {
 	if (mprotect(S->stack, MAPPED_STACK_SIZE, access) != 0)
-		fail("coroutine_resume: mprotect of the run stack failed (%s; the checked build)", strerror(errno));
+		fail("the checked build: mprotect of the run stack failed (%s)", strerror(errno));
 }
 
 static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PROT_READ | PROT_WRITE); }

@@ -13,7 +13,7 @@
 #include <windows.h>
 #endif
 
-static void wait_once(struct schedule *S, void *ud)
+static inline void wait_once(struct schedule *S, void *ud)
 {
 	(void)ud;
 	coroutine_yield(S);
@@ -27,7 +27,7 @@ struct handout {
 };
 
 /* Hands main the address of its local, which means nothing once it yields. */
-static void hand_out_local(struct schedule *S, void *ud)
+static inline void hand_out_local(struct schedule *S, void *ud)
 {
 	struct handout *h = (struct handout *)ud;
 	volatile int value = 42;
@@ -38,7 +38,7 @@ static void hand_out_local(struct schedule *S, void *ud)
 }
 
 #if defined(_WIN32)
-static LONG WINAPI exit_at_a_fault(EXCEPTION_POINTERS *e)
+static inline LONG WINAPI exit_at_a_fault(EXCEPTION_POINTERS *e)
 {
 	if (e->ExceptionRecord->ExceptionCode == EXCEPTION_ACCESS_VIOLATION)
 		TerminateProcess(GetCurrentProcess(), EXCEPTION_ACCESS_VIOLATION);
@@ -62,7 +62,7 @@ static inline void end_at_a_fault(void)
  * the run stack at its next resume, hands out its local then; it yields:
  * its bytes are on the run stack, and main holds the pointer.  (The ways
  * back to main after a start and after a resume are different code.) */
-static volatile int *stale_pointer(struct schedule *S, int after_resume)
+static inline volatile int *stale_pointer(struct schedule *S, int after_resume)
 {
 	struct handout h = { NULL, after_resume };
 	int first = coroutine_new(S, wait_once, NULL);
