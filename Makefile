@@ -1,7 +1,8 @@
 # Makefile for the shared-stack coroutine library: a map of what you run.
 # `make help` lists the targets you run (it prints README's table of them).
 #
-#   make            the demo (main) and libcoroutine.a; ASM=1 for the assembly switch
+#   make            the demo (main) and libcoroutine.a; ASM=1 for the assembly switch,
+#                   CHECKED=1 for the checked build (in build/checked)
 #   make run        build and run the demo
 #   make examples   the examples, in build/<backend>/examples/
 #   make test       the suite against both backends
