@@ -59,12 +59,13 @@ valgrind:
 # ---- The checked build ---------------------------------------------------------
 # CHECKED=1 (-DCOROUTINE_CHECKED=1): main cannot touch the run stack.  The
 # bug programs break the shared-stack rule and must stop with the report
-# naming the coroutine, the schedule and the access (test/bugs/expect_checked.sh);
-# own_handler checks that the program's own SIGSEGV handler still runs, after
-# the report and for a fault that is not the check's.  Run under $(RUN);
-# CHECKED_ACCESS_UNKNOWN=1 where the report cannot tell a read from a write.
+# naming the coroutine, the schedule and the access (test/bugs/expect_checked.sh),
+# on another thread too (thread_reads_local); own_handler checks that the
+# program's own SIGSEGV handler still runs, after the report and for a fault
+# that is not the check's.  Run under $(RUN); CHECKED_ACCESS_UNKNOWN=1 where
+# the report cannot tell a read from a write.
 EXPECT_CHECKED = CHECKED_ACCESS_UNKNOWN=$(CHECKED_ACCESS_UNKNOWN) test/bugs/expect_checked.sh
-CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished own_handler
+CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished thread_reads_local own_handler
 $(addprefix $(O)/bugs/,$(addsuffix .o,$(CHECKED_BUGS))): test/bugs/stale_pointer.h
 
 .PHONY: check-checked-bugs matrix-checked
@@ -73,6 +74,7 @@ check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
 	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/main_writes_local$(EXE)
 	@$(EXPECT_REPORT) "main.\(read\|touched\).the.run.stack.(top-[0-9]*,.schedule.0x[0-9a-f]*).while.no.coroutine.is.on.it" \
 		$(RUN) $(O)/bugs/main_reads_finished$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE)
 	@$(EXPECT_CHECKED) read "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE)
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) null
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) closed
