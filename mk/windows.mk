@@ -2,7 +2,7 @@
 # (cl.exe, clang-cl) through clang.
 
 # ---- Windows x64 (MinGW-w64) under wine --------------------------------------------
-# And the checked build (CHECKED=1: see tools.mk): driver, win_stack and the
+# And the checked build (CHECKED=1: see tools.mk): the same programs and the
 # bug programs.  Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/platform/driver.c, and the demo's
@@ -39,7 +39,7 @@ windows-test: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx reload" check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/checked CHECKED=1 TESTS="driver win_stack" \
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/checked CHECKED=1 TESTS="driver win_stack driver_cxx reload" \
 		check check-checked-bugs
 
 # libcoroutine.dll as CMake and Meson build it, and programs linked with it
@@ -168,5 +168,5 @@ windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_D
 		TESTS="driver win_stack msvc_exceptions reload" check check-outputs
 	test/platform/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/checked CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" CHECKED=1 \
-		TESTS="driver win_stack" check check-checked-bugs
+		TESTS="driver win_stack msvc_exceptions reload" check check-checked-bugs
 
