@@ -74,11 +74,34 @@ static void report_faults(void)
 	SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
 	AddVectoredExceptionHandler(1, report_fault);
 }
+
+/* An exception raised once the module is gone must reach no handler of its
+ * code (a checked build registers one from the first open to the last
+ * close): this one, last in line, takes it, and a handler left behind
+ * faults first. */
+#define EXCEPTION_AFTER_UNLOAD 0xE0C0DE01u
+
+static LONG WINAPI take_exception_after_unload(EXCEPTION_POINTERS *e)
+{
+	return e->ExceptionRecord->ExceptionCode == EXCEPTION_AFTER_UNLOAD ? EXCEPTION_CONTINUE_EXECUTION
+									   : EXCEPTION_CONTINUE_SEARCH;
+}
+
+static void raise_after_unload(void)
+{
+	void *taker = AddVectoredExceptionHandler(0, take_exception_after_unload);
+	RaiseException(EXCEPTION_AFTER_UNLOAD, 0, 0, NULL);
+	RemoveVectoredExceptionHandler(taker);
+}
 #else
 #define PLUGIN "reload_plugin.so"
 #define OTHER "reload_other.so"
 
 static void report_faults(void)
+{
+}
+
+static void raise_after_unload(void)
 {
 }
 #endif
@@ -190,6 +213,7 @@ static const char *reload_once(const char *path, library_finder find)
 	played_here = play(&api);
 	wait_at_gate(&second.played);
 	gone = unload_module(module) == 0 && !is_loaded(path);
+	raise_after_unload();
 	open_gate(&second.unloaded);
 	join_thread(&thread); /* it ends with the module gone */
 	remove_gate(&second.played);
