@@ -1,7 +1,8 @@
 # Makefile for the shared-stack coroutine library: a map of what you run.
 # `make help` lists the targets you run (it prints README's tables of them).
 #
-#   make            the demo (main) and libcoroutine.a; ASM=1 for the assembly switch
+#   make            the demo (main) and libcoroutine.a; ASM=1 for the assembly switch,
+#                   CHECKED=1 for the checked build (in build/checked)
 #   make run        build and run the demo
 #   make examples   the examples, in build/<backend>/examples/
 #   make test       the suite against both backends
@@ -27,6 +28,12 @@ LDFLAGS  ?=
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 ASM      ?= 0
+# CHECKED=1: the checked build (-DCOROUTINE_CHECKED=1), in its own build dir.
+CHECKED  ?= 0
+ifeq ($(CHECKED),1)
+B        ?= build/checked
+DEFS_CHECKED := -DCOROUTINE_CHECKED=1
+endif
 B        ?= build
 RUN      ?=
 EMULATOR ?=
@@ -82,7 +89,7 @@ all: main libcoroutine.a
 
 # main and libcoroutine.a are copies of the selected backend's; build/selected
 # changes only when the backend does, so that switching relinks them.
-$(shell mkdir -p build; echo $(BACKEND) | cmp -s - build/selected || echo $(BACKEND) > build/selected)
+$(shell mkdir -p build; echo $(BACKEND)$(DEFS_CHECKED) | cmp -s - build/selected || echo $(BACKEND)$(DEFS_CHECKED) > build/selected)
 
 main: $(O)/main build/selected
 	cp $< $@
@@ -103,7 +110,7 @@ $(O)/pic/%.o: PIC := -fPIC -fvisibility=hidden $(TLS_DIALECT)
 
 $(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(DEFS_CHECKED) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
 
 # The switch: asm_switch.S, or its twin for Microsoft's assembler,
 # asm_switch.asm (SWITCH=asm_switch.asm: windows-msvc-test), assembled by

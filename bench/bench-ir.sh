@@ -31,8 +31,10 @@ fi
 # No "dirty": valgrind does not keep MXCSR's sticky flags, and the cost of a
 # dirty MXCSR is latency, not instructions.  fcontext first: the floor of the
 # round trips.  rt1_reload and rounding_reload: the same with the other FP switch
-# (x86 asm benches only; the others skip them).
-VARIANTS="fcontext rt1 rt4 rounding rt1_reload rounding_reload stack1024 create"
+# (x86 asm benches only; the others skip them).  rt1_checked: the round trip
+# of a checked build (its system calls count a few instructions each: the
+# kernel's are not counted, see make bench for the time).
+VARIANTS="fcontext rt1 rt4 rounding rt1_reload rounding_reload rt1_checked stack1024 create"
 PEER_VARIANTS="rt4 rt1 hold1024 hold4096 create"
 
 instructions() {

@@ -33,6 +33,12 @@
  *                      its symbols alt_...  Floor: the same case with the
  *                      library itself, so that a ratio above 1 means the
  *                      library's switch is the faster
+ *   ..., checked     = the 1 co round trip with a checked copy of the
+ *                      library (COROUTINE_CHECKED=1: the run stack made
+ *                      inaccessible at every return to main, accessible at
+ *                      every resume, two system calls), every symbol renamed
+ *                      checked_...; floor: the plain round trip.  For
+ *                      debugging builds only
  *   create+run+free  = coroutine_new + one resume of a body that returns;
  *                      floor: a malloc/free pair + the clean round trip
  *   heap/suspended   = heap bytes per suspended shallow coroutine, 100,000
@@ -82,6 +88,9 @@
 #else
 #define BENCH_FP_ALT 0
 #endif
+#ifndef BENCH_HAVE_CHECKED
+#define BENCH_HAVE_CHECKED 0
+#endif
 #if BENCH_HAVE_FCONTEXT
 #include <boost/context/detail/fcontext.hpp>
 #endif
@@ -118,6 +127,24 @@ struct fp_reload_library {
 	static int create(struct schedule *S, coroutine_func f, void *ud) { return alt_coroutine_new(S, f, ud); }
 	static void resume(struct schedule *S, int id) { alt_coroutine_resume(S, id); }
 	static void yield(struct schedule *S) { alt_coroutine_yield(S); }
+};
+#endif
+
+#if BENCH_HAVE_CHECKED
+extern "C" {
+struct schedule *checked_coroutine_open(void);
+void checked_coroutine_close(struct schedule *S);
+int checked_coroutine_new(struct schedule *S, coroutine_func func, void *ud);
+void checked_coroutine_resume(struct schedule *S, int id);
+void checked_coroutine_yield(struct schedule *S);
+}
+
+struct checked_library {
+	static struct schedule *open(void) { return checked_coroutine_open(); }
+	static void close(struct schedule *S) { checked_coroutine_close(S); }
+	static int create(struct schedule *S, coroutine_func f, void *ud) { return checked_coroutine_new(S, f, ud); }
+	static void resume(struct schedule *S, int id) { checked_coroutine_resume(S, id); }
+	static void yield(struct schedule *S) { checked_coroutine_yield(S); }
 };
 #endif
 
@@ -387,6 +414,9 @@ static std::vector<variant> variants = {
 	{"rt1_reload", "1 co, FP reload", 0, one_coroutine<fp_reload_library>, 1L << 30, {"rt1", NULL}, 0, false, {}, 0},
 	{"dirty_reload", "dirty flags, FP reload", 0, dirty_flags<fp_reload_library>, 1L << 30, {"dirty", NULL}, 0, false, {}, 0},
 	{"rounding_reload", "own rounding, FP reload", 0, own_rounding<fp_reload_library>, 1L << 30, {"rounding", NULL}, 0, false, {}, 0},
+#endif
+#if BENCH_HAVE_CHECKED
+	{"rt1_checked", "1 co round trip, checked", 0, one_coroutine<checked_library>, 1L << 30, {"rt1", NULL}, 0, false, {}, 0},
 #endif
 	{"create", "create+run+free", 0, create_run_free, 1L << 30, {"malloc_free", "rt1"}, 0, false, {}, 0},
 	{"heap", "heap B/suspended", 0, heap_per_suspended, 1, {NULL, NULL}, 200, false, {}, 0},

@@ -29,10 +29,25 @@ $(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
 	rm -f $@
 	$(AR) rcs $@ $(O)/bench-alt/alt.o
 
-$(O)/bench: bench/bench.cpp bench/bench.h coroutine.h $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND))
+# And a checked copy (COROUTINE_CHECKED=1: see README's shared-stack rule),
+# every symbol renamed checked_..., so that a checked round trip is timed
+# beside the plain one.  Not in a checked build itself, nor without objcopy.
+BENCH_CHECKED := $(if $(shell command -v $(OBJCOPY)),$(if $(DEFS_CHECKED),,$(O)/libcoroutine-checked.a))
+$(O)/bench-checked/coroutine.o: coroutine.cpp coroutine.h
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) -DCOROUTINE_CHECKED=1 $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
+
+$(O)/libcoroutine-checked.a: $(O)/bench-checked/coroutine.o $(filter %/asm_switch.o,$(LIBOBJS_$(BACKEND)))
+	$(CC) -r -nostdlib $^ -o $(O)/bench-checked/both.o
+	$(NM) -g --defined-only $(O)/bench-checked/both.o | awk '{ print $$3, "checked_" $$3 }' > $(O)/bench-checked/names
+	$(OBJCOPY) --redefine-syms=$(O)/bench-checked/names $(O)/bench-checked/both.o $(O)/bench-checked/checked.o
+	rm -f $@
+	$(AR) rcs $@ $(O)/bench-checked/checked.o
+
+$(O)/bench: bench/bench.cpp bench/bench.h coroutine.h $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND)) $(BENCH_CHECKED)
 	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) \
-		-DBENCH_HAVE_ALT=$(if $(BENCH_ALT_$(BACKEND)),1,0) -std=c++11 \
-		$(WARN) $(CXXFLAGS) -O2 $(LDFLAGS) $< $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND)) \
+		-DBENCH_HAVE_ALT=$(if $(BENCH_ALT_$(BACKEND)),1,0) -DBENCH_HAVE_CHECKED=$(if $(BENCH_CHECKED),1,0) -std=c++11 \
+		$(WARN) $(CXXFLAGS) -O2 $(LDFLAGS) $< $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND)) $(BENCH_CHECKED) \
 		$(if $(filter 1,$(BENCH_FCONTEXT)),-lboost_context) -o $@
 
 # The library beside libaco (bench/peer.c): `make bench LIBACO=DIR` builds

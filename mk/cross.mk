@@ -30,7 +30,7 @@ cross-vars = B=$(2) CC=$(CROSS_$(1))gcc CXX=$(CROSS_$(1))g++ AR=$(CROSS_$(1))ar 
 # test_fpu and the driver then check.
 I686_SSE := -msse2 -mfpmath=sse
 
-CROSS_TESTS := $(addprefix cross-test-,$(CROSS_SUITE_TARGETS) $(CROSS_DRIVER_TARGETS) i686-sse)
+CROSS_TESTS := $(addprefix cross-test-,$(CROSS_SUITE_TARGETS) $(CROSS_DRIVER_TARGETS) i686-sse aarch64-checked)
 .PHONY: cross-test $(CROSS_TESTS) musl-test
 cross-test: $(CROSS_TESTS)
 
@@ -45,6 +45,16 @@ cross-test-i686-sse:
 		$(call cross-vars,i686,$(B)/i686-sse) CFLAGS="$(CFLAGS) $(I686_SSE)" CXXFLAGS="$(CXXFLAGS) $(I686_SSE)" \
 		|| exit 1; done
 
+# The checked build (CHECKED=1) on aarch64: the core checks, threads, the
+# guard and the bug programs (see tools.mk); the whole suite runs checked on
+# x86_64 (matrix-checked).  qemu-user gives a signal no fault syndrome, so
+# the report says "touched" there, not "read" or "wrote to" as on the hardware.
+CROSS_CHECKED_TESTS := driver driver_cxx test_threads test_guard test_stack
+cross-test-aarch64-checked:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b CHECKED=1 CHECKED_ACCESS_UNKNOWN=1 \
+		TESTS="$(CROSS_CHECKED_TESTS)" $(call cross-vars,aarch64,$(B)/aarch64-checked) \
+		check check-checked-bugs || exit 1; done
+
 # bench-ir for another target, aarch64 unless BENCH_TARGET says otherwise:
 # callgrind does not run under qemu, so qemu counts (see bench/bench-ir.sh).
 BENCH_TARGET ?= aarch64
@@ -57,7 +67,7 @@ bench-ir-cross:
 # x86_64 against musl (musl-tools), run natively.  musl has no swapcontext:
 # the ucontext build must stop with its #error, the asm build must pass the
 # checks that need no CMocka (none is built for musl): test/platform/driver.c, with
-# the guard and thread checks.  Not the exception checks (driver_cxx): there
+# the guard and thread checks, and in a checked build too, with its bug programs.  Not the exception checks (driver_cxx): there
 # is no C++ runtime for musl (libstdc++ is built for glibc).  musl-gcc, the C
 # driver, compiles coroutine.cpp and main.cpp as C++ against musl's headers;
 # the C++ example is left out (libstdc++ is built for glibc).
@@ -66,6 +76,8 @@ musl-test:
 	$(MUSL_GCC) -std=c++11 -fsyntax-only coroutine.cpp 2>&1 | grep -F 'build coroutine.cpp with -DCOROUTINE_ASM=1'
 	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl CC=$(MUSL_GCC) CXX=$(MUSL_GCC) EXAMPLES_CXX= \
 		TESTS=driver check-no-cxx-runtime check check-outputs
+	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl-checked CC=$(MUSL_GCC) CXX=$(MUSL_GCC) CHECKED=1 \
+		TESTS=driver check check-checked-bugs
 
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object

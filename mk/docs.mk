@@ -14,6 +14,14 @@ first-program-check:
 	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's first program" \
 		test/docs/first_program.sh $(B)/readme/first first-build first-build-cxx asm-build
 
+# ---- README's checked build ---------------------------------------------------------
+# Its program, built by README's lines, stops with README's line
+# (test/docs/checked_message.sh).
+.PHONY: checked-message-check
+checked-message-check:
+	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's checked build" \
+		test/docs/checked_message.sh $(B)/readme/checked
+
 # ---- README's walkthrough, made by the program --------------------------------
 # README's trace excerpt and frame table ("How stack copying works") are what
 # main --trace prints when built as `make` builds it by default, with g++ on
@@ -31,7 +39,7 @@ $(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_pa
 readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
-readme-check: first-program-check readme-walkthrough-check targets-check readme-contents-check dist-check checks-test
+readme-check: first-program-check checked-message-check readme-walkthrough-check targets-check readme-contents-check dist-check checks-test
 
 # README's contents link every section, and only headings that exist.
 readme-contents-check:
@@ -51,7 +59,8 @@ readme-walkthrough-check:
 # only them.  Internal targets, which other targets call, are listed here
 # instead.
 EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
-INTERNAL_TARGETS = all check check-outputs check-bugs check-no-cxx-runtime bench-programs first-program-check \
+INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-no-cxx-runtime bench-programs first-program-check \
+	matrix-checked checked-message-check \
 	msvc-view readme-walkthrough-check targets-check readme-contents-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:

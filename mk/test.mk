@@ -10,11 +10,11 @@ TESTLIBS := -lcmocka -lpthread -lm
 TEST_HEADERS := coroutine.h $(wildcard test/support/*.h)
 TEST_INCLUDES := -I. -Itest/support
 
-# The tests see the backend's macro: where the backends differ by design
+# The tests see the backend's macro (and the checked build's): where the backends differ by design
 # (test_fpu), a test checks each one's promise.  C++ tests (exceptions) are
 # C++17 programs (std::uncaught_exceptions), linked with the C++ driver.
-TEST_CC = $(CC) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CFLAGS) $(TEST_INCLUDES)
-TEST_CXX = $(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES)
+TEST_CC = $(CC) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(DEFS_CHECKED) $(WARN) $(CFLAGS) $(TEST_INCLUDES)
+TEST_CXX = $(CXX) -std=c++17 $(CPPFLAGS) $(DEFS_$(BACKEND)) $(DEFS_CHECKED) $(WARN) $(CXXFLAGS) $(TEST_INCLUDES)
 define test-rules
 $(O)/%.o: $(1)/%.c $(TEST_HEADERS)
 	@mkdir -p $$(@D)

@@ -31,7 +31,7 @@ $(O)/bugs/%.o: test/bugs/%.c coroutine.h
 	@mkdir -p $(@D)
 	$(TEST_CC) -c $< -o $@
 
-$(O)/bugs/%: $(O)/bugs/%.o $(O)/libcoroutine.a
+$(O)/bugs/%$(EXE): $(O)/bugs/%.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -o $@
 
 # Runs each bug program of BUGS (name:report) under $(RUN), expecting the report.
@@ -55,6 +55,38 @@ valgrind:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" check \
 		&& $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" BUGS="$(MEMCHECK_BUGS)" check-bugs \
 		|| exit 1; done
+
+# ---- The checked build ---------------------------------------------------------
+# CHECKED=1 (-DCOROUTINE_CHECKED=1): main cannot touch the run stack.  The
+# bug programs break the shared-stack rule and must stop with the report
+# naming the coroutine, the schedule and the access (test/bugs/expect_checked.sh),
+# on another thread too (thread_reads_local); own_handler checks that the
+# program's own SIGSEGV handler still runs, after the report and for a fault
+# that is not the check's.  Run under $(RUN); CHECKED_ACCESS_UNKNOWN=1 where
+# the report cannot tell a read from a write.
+EXPECT_CHECKED = CHECKED_ACCESS_UNKNOWN=$(CHECKED_ACCESS_UNKNOWN) test/bugs/expect_checked.sh
+CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished thread_reads_local own_handler
+$(addprefix $(O)/bugs/,$(addsuffix .o,$(CHECKED_BUGS))): test/bugs/stale_pointer.h
+
+.PHONY: check-checked-bugs matrix-checked
+check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/main_reads_local$(EXE)
+	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/main_writes_local$(EXE)
+	@$(EXPECT_REPORT) "main.\(read\|touched\).the.run.stack.(top-[0-9]*,.schedule.0x[0-9a-f]*).while.no.coroutine.is.on.it" \
+		$(RUN) $(O)/bugs/main_reads_finished$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE)
+	@$(EXPECT_CHECKED) read "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE)
+	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) null
+	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) closed
+
+# The suite must pass in a checked build too, and the bugs stop: an entry of
+# the matrix (natively: `make test CHECKED=1`; other targets add CHECKED=1
+# to theirs, see cross.mk, windows.mk).
+matrix-checked:
+	@echo "== $@"
+	@{ $(MAKE) -s --no-print-directory test CHECKED=1 NO_README_CHECK=1 B=$(B)/matrix/checked WARN="$(WARN) -Werror" && \
+	   for b in $(BACKENDS); do $(MAKE) -s --no-print-directory CHECKED=1 B=$(B)/matrix/checked BACKEND=$$b \
+		check-checked-bugs || exit 1; done; } > $(B)/matrix-checked.log 2>&1 || { cat $(B)/matrix-checked.log; exit 1; }
 
 # ---- Fuzzing -------------------------------------------------------------------
 # libFuzzer turns its bytes into programs of new/resume/yield/status (see
@@ -105,7 +137,7 @@ MATRIX_STDS := c++11 c++14 c++17 c++20
 CXX_FOR_gcc := g++
 CXX_FOR_clang := clang++
 .PHONY: matrix matrix-std $(MATRIX)
-matrix: $(MATRIX) matrix-std
+matrix: $(MATRIX) matrix-std matrix-checked
 
 $(MATRIX): matrix-%:
 	@echo "== $@"

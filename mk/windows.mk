@@ -2,7 +2,8 @@
 # (cl.exe, clang-cl) through clang.
 
 # ---- Windows x64 (MinGW-w64) under wine --------------------------------------------
-# Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
+# And the checked build (CHECKED=1: see tools.mk): the same programs and the
+# bug programs.  Needs g++-mingw-w64-x86-64, wine and wine64.  Everything is linked statically,
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/platform/driver.c, and the demo's
 # and the examples' outputs), test/platform/win_stack.c, test/spec/test_reload.c
@@ -38,6 +39,8 @@ windows-test: $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx reload driver_dll dllmain" check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/checked CHECKED=1 TESTS="driver win_stack driver_cxx reload" \
+		check check-checked-bugs
 
 # libcoroutine.dll as CMake and Meson build it, and programs linked with it
 # or with the static library, import no DLL of MinGW's and run under wine
@@ -159,7 +162,8 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # asm_switch.S and the GNU spellings, as a clang-cl user can.  The two
 # switch objects must also be the same instructions (test/platform/masm_twin_check.sh).
 # No C++ standard library is built for this target here: the C++ example
-# is left out.  Needs clang lld llvm libwine-dev wine64-tools wine wine64.
+# is left out.  And a checked build (CHECKED=1), as windows-test's.
+# Needs clang lld llvm libwine-dev wine64-tools wine wine64.
 MSVC_B := $(B)/msvc
 WINE_INCLUDE ?= /usr/include/wine/wine
 WINE_LIBDIR  ?= /usr/lib/x86_64-linux-gnu/wine/x86_64-windows
@@ -210,4 +214,6 @@ windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_D
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/gas CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" \
 		TESTS="driver win_stack msvc_exceptions reload driver_dll dllmain" check check-outputs
 	test/platform/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
+	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/checked CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" CHECKED=1 \
+		TESTS="driver win_stack msvc_exceptions reload" check check-checked-bugs
 

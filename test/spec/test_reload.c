@@ -90,6 +90,25 @@ static void report_faults(void)
 	SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
 	AddVectoredExceptionHandler(1, report_fault);
 }
+
+/* An exception raised once the module is gone must reach no handler of its
+ * code (a checked build registers one from the first open to the last
+ * close): this one, last in line, takes it, and a handler left behind
+ * faults first. */
+#define EXCEPTION_AFTER_UNLOAD 0xE0C0DE01u
+
+static LONG WINAPI take_exception_after_unload(EXCEPTION_POINTERS *e)
+{
+	return e->ExceptionRecord->ExceptionCode == EXCEPTION_AFTER_UNLOAD ? EXCEPTION_CONTINUE_EXECUTION
+									   : EXCEPTION_CONTINUE_SEARCH;
+}
+
+static void raise_after_unload(void)
+{
+	void *taker = AddVectoredExceptionHandler(0, take_exception_after_unload);
+	RaiseException(EXCEPTION_AFTER_UNLOAD, 0, 0, NULL);
+	RemoveVectoredExceptionHandler(taker);
+}
 #else
 #define PLUGIN "reload_plugin.so"
 #define NEXT_PLUGIN "reload_plugin_next.so"
@@ -97,6 +116,10 @@ static void report_faults(void)
 #define OTHER "reload_other.so"
 
 static void report_faults(void)
+{
+}
+
+static void raise_after_unload(void)
 {
 }
 #endif
@@ -230,10 +253,13 @@ static int end_second_thread(struct loaded *l)
 	return l->played_here && l->second.ok;
 }
 
-/* Unloads the copy at path (step 3): 1 if it is gone. */
+/* Unloads the copy at path (step 3): 1 if it is gone.  Then an exception
+ * is raised, which no handler of the copy's may take. */
 static int unload_copy(struct loaded *l, const char *path)
 {
-	return unload_module(l->module) == 0 && !is_loaded(path);
+	int gone = unload_module(l->module) == 0 && !is_loaded(path);
+	raise_after_unload();
+	return gone;
 }
 
 /* Loads and unloads another module (step 4): NULL, or what went wrong. */

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Usage: expect_checked.sh VERB THEN PROGRAM [ARGS...]
+# Runs a bug program of the checked build (test/bugs/stale_pointer.h), which
+# prints "expect: coroutine ID, schedule ADDR, slice N bytes" before it
+# breaks the shared-stack rule, and succeeds only if it fails with the
+# checked build's report naming that coroutine and schedule, an offset from
+# the top within the slice, and the access: VERB is "read" or "wrote to".
+# VERB "-": the fault is not the checked build's, and nothing may be
+# reported.  THEN, unless "-", is a line that must follow (the program's
+# own handler, chained).  With CHECKED_ACCESS_UNKNOWN=1 (a CPU or emulator
+# that does not tell a read from a write), "touched" is accepted instead.
+verb=$1
+then=$2
+shift 2
+log=$(mktemp)
+fail() {
+	echo "FAIL: $*: $why; its stderr:" >&2
+	cat "$log" >&2
+	rm -f "$log"
+	exit 1
+}
+# A handler that fails to pass a fault on returns to the access again and
+# again: give up after a while (where there is timeout(1)).
+limit=
+command -v timeout > /dev/null && limit="timeout -k 5 30"
+if $limit "$@" 2> "$log"; then why="exited 0"; fail "$@"; fi
+tr -d '\r' < "$log" > "$log.lf" && mv "$log.lf" "$log"
+set -- $(sed -n 's/^expect: coroutine \([0-9]*\), schedule \(0x[0-9a-f]*\), slice \([0-9]*\) bytes$/\1 \2 \3/p' "$log") "$@"
+id=$1 schedule=$2 slice=$3
+shift 3
+report=$(grep "shared-stack rule" "$log")
+if [ "$verb" = - ]; then
+	if [ -n "$report" ]; then why="a fault that is not the checked build's was reported as one"; fail "$@"; fi
+else
+	group=1
+	[ -z "$CHECKED_ACCESS_UNKNOWN" ] || { verb="\\($verb\\|touched\\)"; group=2; }
+	pattern="^main $verb coroutine $id's stack (top-\([0-9]*\), schedule $schedule) while coroutine $id is suspended: a suspended coroutine's locals have no address (the shared-stack rule)$"
+	offset=$(printf '%s\n' "$report" | sed -n "s/$pattern/\\$group/p")
+	if [ -z "$offset" ]; then why="no report: main $verb coroutine $id's stack (top-N, schedule $schedule) ..."; fail "$@"; fi
+	if [ "$offset" -gt "$slice" ] || [ "$offset" -le 0 ]; then why="offset top-$offset is not in the slice of $slice bytes"; fail "$@"; fi
+fi
+if [ "$then" != - ] && ! grep -q -- "$then" "$log"; then why="no line: $then"; fail "$@"; fi
+line="ok: $*: ${report:-no report}"
+[ "$then" = - ] || line="$line; then: $then"
+echo "$line"
+rm -f "$log"
