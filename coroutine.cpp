@@ -1245,305 +1245,6 @@ static void unmap_guarded(char *base, size_t len)
 }
 #endif
 
-/* ---- The checked build: the run stack out of main's reach ------------------
- *
- * With -DCOROUTINE_CHECKED=1, main cannot touch the run stack: it is made
- * inaccessible at open and at every return to main (a yield, a finish), and
- * accessible again only while the library itself works on it, from the top
- * of a resume.  So a pointer that main kept to a suspended coroutine's local
- * faults at its first use, and a fault handler, installed from the first
- * open to the last close, finds on the list of open schedules whose run
- * stack was hit, and says whose bytes lie there.  Then the fault goes where
- * it would have gone with no check: to the program's own handler, or the
- * default action, which ends the process on the faulting access itself
- * (a core file and a debugger see that access, not a handler calling
- * abort).  Every other fault, and the guard's, is passed on untouched.
- *
- * Two system calls per round trip: microseconds, for debugging builds.  Each
- * schedule protects only its own run stack, so schedules on other threads
- * never trip, and a running coroutine's run stack is never protected.
- */
-#if COROUTINE_CHECKED
-/* The line that names the fault, built without stdio (a signal handler may
- * call only async-signal-safe functions): text, a decimal, a hexadecimal. */
-struct report_line {
-	char text[320];
-	size_t n;
-};
-
-static void add_text(struct report_line *line, const char *text)
-{
-	while (*text != '\0' && line->n < sizeof line->text - 1)
-		line->text[line->n++] = *text++;
-}
-
-static void add_number(struct report_line *line, uintmax_t value, unsigned base)
-{
-	char digits[24];
-	size_t n = 0;
-	do
-		digits[n++] = "0123456789abcdef"[value % base];
-	while ((value /= base) != 0);
-	while (n > 0 && line->n < sizeof line->text - 1)
-		line->text[line->n++] = digits[--n];
-}
-
-/* The open schedule whose run stack (with the room above its top) holds
- * address, or NULL.  Only a real fault asks, never inside the list's lock
- * (which does no memory access that can fault), so the lock is taken: a
- * schedule being closed on another thread stays readable until we are done. */
-static struct schedule *schedule_whose_run_stack(const char *address)
-{
-	struct schedule *S = open_schedules;
-	while (S != NULL && !(S->stack != NULL && address >= S->stack && address < S->stack + MAPPED_STACK_SIZE))
-		S = S->next_open;
-	return S;
-}
-
-/* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
- * is suspended: ...": whose bytes lie at address.  Those of the run stack's
- * owner within its live slice as it last yielded; below it, those of a
- * coroutine that ran before, which nothing records.  With no owner (none
- * has run, or the last one finished), nobody's. */
-static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
-{
-	struct coroutine *C = S->owner;
-	int id = -1;
-	for (int i = 0; C != NULL && i < S->cap; i++)
-		if (S->co[i] == C)
-			id = i;
-	size_t below_top = address < S->top ? (size_t)(S->top - address) : 0;
-	add_text(line, "main ");
-	add_text(line, verb);
-	if (id >= 0 && below_top <= C->size) {
-		add_text(line, " coroutine ");
-		add_number(line, (uintmax_t)id, 10);
-		add_text(line, "'s stack");
-	} else if (id >= 0) {
-		add_text(line, " the run stack below coroutine ");
-		add_number(line, (uintmax_t)id, 10);
-		add_text(line, "'s live slice");
-	} else {
-		add_text(line, " the run stack");
-	}
-	add_text(line, address < S->top ? " (top-" : " (top+");
-	add_number(line, address < S->top ? below_top : (uintmax_t)(address - S->top), 10);
-	add_text(line, ", schedule 0x");
-	add_number(line, (uintmax_t)(uintptr_t)S, 16);
-	if (id >= 0) {
-		add_text(line, ") while coroutine ");
-		add_number(line, (uintmax_t)id, 10);
-		add_text(line, " is suspended: a suspended coroutine's locals have no address");
-	} else {
-		add_text(line, ") while no coroutine is on it: a finished coroutine's locals have no address");
-	}
-	add_text(line, " (the shared-stack rule)\n");
-}
-
-/* Whether a touch of address, an access of kind verb, was main's on a
- * protected run stack: if so, it has been reported.  The lock is spun for
- * a bounded time: only a bug of the library's own could fault while
- * holding it. */
-static int report_touch(const void *address, const char *verb, void (*print)(const char *, size_t))
-{
-	int locked = 0;
-	for (long spins = 0; !locked && spins < 100000000; spins++)
-		locked = atomic_swap(&open_schedules_lock, 1) == 0;
-	struct schedule *S = schedule_whose_run_stack((const char *)address);
-	struct report_line line;
-	line.n = 0;
-	if (S != NULL)
-		describe_touch(&line, S, (const char *)address, verb);
-	if (locked)
-		atomic_release(&open_schedules_lock);
-	if (S != NULL)
-		print(line.text, line.n);
-	return S != NULL;
-}
-
-#if defined(_WIN32)
-/* VirtualProtect, and a vectored exception handler, which sees each access
- * violation first and passes it on (EXCEPTION_CONTINUE_SEARCH) to the
- * program's handlers, or to the end of the process. */
-static void *fault_watcher; /* AddVectoredExceptionHandler's, under the list's lock */
-
-static void set_run_stack_access(struct schedule *S, DWORD access)
-{
-	DWORD old;
-	if (!VirtualProtect(S->stack, MAPPED_STACK_SIZE, access, &old))
-		fail("the checked build: VirtualProtect of the run stack failed (error %lu)", (unsigned long)GetLastError());
-}
-
-static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PAGE_READWRITE); }
-static void run_stack_out_of_reach(struct schedule *S) { set_run_stack_access(S, PAGE_NOACCESS); }
-
-static void print_to_stderr(const char *text, size_t n)
-{
-	fwrite(text, 1, n, stderr);
-	fflush(stderr);
-}
-
-/* ExceptionInformation: what the access was (0 read, 1 write, 8 execute), and where. */
-static LONG CALLBACK on_access_violation(EXCEPTION_POINTERS *e)
-{
-	const EXCEPTION_RECORD *r = e->ExceptionRecord;
-	if (r->ExceptionCode == EXCEPTION_ACCESS_VIOLATION && r->NumberParameters >= 2) {
-		ULONG_PTR kind = r->ExceptionInformation[0];
-		report_touch((const void *)r->ExceptionInformation[1],
-			     kind == 0 ? "read" : kind == 1 ? "wrote to" : "touched", print_to_stderr);
-	}
-	return EXCEPTION_CONTINUE_SEARCH;
-}
-
-static void watch_run_stacks(void)
-{
-	fault_watcher = AddVectoredExceptionHandler(1, on_access_violation);
-	if (fault_watcher == NULL)
-		fail("coroutine_open: AddVectoredExceptionHandler failed (the checked build)");
-}
-
-/* A module that is freed must leave no handler of its code behind. */
-static void stop_watching_run_stacks(void)
-{
-	RemoveVectoredExceptionHandler(fault_watcher);
-	fault_watcher = NULL;
-}
-#else
-#include <errno.h>
-#include <signal.h>
-#include <unistd.h>
-
-static void set_run_stack_access(struct schedule *S, int access)
-{
-	if (mprotect(S->stack, MAPPED_STACK_SIZE, access) != 0)
-		fail("the checked build: mprotect of the run stack failed (%s)", strerror(errno));
-}
-
-static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PROT_READ | PROT_WRITE); }
-static void run_stack_out_of_reach(struct schedule *S) { set_run_stack_access(S, PROT_NONE); }
-
-static void print_to_stderr(const char *text, size_t n)
-{
-	while (n > 0) {
-		ssize_t written = write(2, text, n);
-		if (written <= 0)
-			return;
-		text += written, n -= (size_t)written;
-	}
-}
-
-/* Whether the access was a write, as far as the CPU says: x86_64's page
- * fault error code (bit 1), aarch64's fault syndrome (a data abort's WnR
- * bit), which Linux puts in the signal context.  Elsewhere: "touched". */
-static const char *access_kind(const void *context)
-{
-#if defined(__linux__) && defined(__x86_64__)
-	const ucontext_t *uc = (const ucontext_t *)context;
-	return uc->uc_mcontext.gregs[REG_ERR] & 2 ? "wrote to" : "read";
-#elif defined(__linux__) && defined(__aarch64__)
-	/* Records of {magic, size} in __reserved, ended by a magic of 0. */
-	const unsigned char *record = ((const ucontext_t *)context)->uc_mcontext.__reserved;
-	const unsigned char *end = record + sizeof ((const ucontext_t *)context)->uc_mcontext.__reserved;
-	while (record + 16 <= end) {
-		uint32_t magic, size;
-		uint64_t esr;
-		memcpy(&magic, record, 4);
-		memcpy(&size, record + 4, 4);
-		if (magic == 0 || size < 8)
-			break;
-		if (magic == 0x45535201) { /* ESR_MAGIC */
-			memcpy(&esr, record + 8, 8);
-			unsigned ec = (unsigned)(esr >> 26) & 0x3f;
-			if (ec == 0x24 || ec == 0x25) /* a data abort, from EL0 or EL1 */
-				return esr & (1u << 6) ? "wrote to" : "read";
-			break;
-		}
-		record += size;
-	}
-	return "touched";
-#else
-	(void)context;
-	return "touched";
-#endif
-}
-
-/* The actions of the program (or of the sanitizers) that ours replaced. */
-#if defined(__APPLE__)
-static const int fault_signals[] = { SIGSEGV, SIGBUS }; /* macOS: SIGBUS for a protected page */
-#else
-static const int fault_signals[] = { SIGSEGV };
-#endif
-#define FAULT_SIGNALS (sizeof fault_signals / sizeof fault_signals[0])
-static struct sigaction earlier_actions[FAULT_SIGNALS];
-
-static const struct sigaction *earlier_action(int sig)
-{
-	size_t i = 0;
-	while (i < FAULT_SIGNALS - 1 && fault_signals[i] != sig)
-		i++;
-	return &earlier_actions[i];
-}
-
-/* The signal goes where it went before ours was installed.  The default
- * action, and an ignored fault (which the kernel would not ignore), are
- * had by returning with the default in place: the access faults again.
- * A signal that was sent, not a fault, is sent again. */
-static void pass_on(int sig, siginfo_t *info, void *context)
-{
-	const struct sigaction *earlier = earlier_action(sig);
-	int sent = info == NULL || info->si_code <= 0;
-	if (earlier->sa_flags & SA_SIGINFO) {
-		earlier->sa_sigaction(sig, info, context);
-	} else if (earlier->sa_handler != SIG_DFL && earlier->sa_handler != SIG_IGN) {
-		earlier->sa_handler(sig);
-	} else if (earlier->sa_handler == SIG_DFL || !sent) {
-		signal(sig, SIG_DFL);
-		if (sent)
-			raise(sig); /* delivered when this handler returns */
-	}
-}
-
-static void on_fault(int sig, siginfo_t *info, void *context)
-{
-	int saved_errno = errno;
-	if (info != NULL && info->si_code > 0) /* a fault, not a signal sent */
-		report_touch(info->si_addr, access_kind(context), print_to_stderr);
-	errno = saved_errno;
-	pass_on(sig, info, context);
-}
-
-/* SA_ONSTACK: on the program's alternate stack, if it set one. */
-static void watch_run_stacks(void)
-{
-	struct sigaction ours;
-	memset(&ours, 0, sizeof ours);
-	ours.sa_sigaction = on_fault;
-	ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&ours.sa_mask);
-	for (size_t i = 0; i < FAULT_SIGNALS; i++)
-		if (sigaction(fault_signals[i], &ours, &earlier_actions[i]) != 0)
-			fail("coroutine_open: sigaction failed (%s; the checked build)", strerror(errno));
-}
-
-/* The earlier actions come back, unless the program has put its own since:
- * a module that is unloaded must leave no handler of its code behind. */
-static void stop_watching_run_stacks(void)
-{
-	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
-		struct sigaction now;
-		if (sigaction(fault_signals[i], NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO)
-		    && now.sa_sigaction == on_fault)
-			sigaction(fault_signals[i], &earlier_actions[i], NULL);
-	}
-}
-#endif
-#else
-static void run_stack_in_reach(struct schedule *) {}
-static void run_stack_out_of_reach(struct schedule *) {}
-static void watch_run_stacks(void) {}
-static void stop_watching_run_stacks(void) {}
-#endif
-
 /* ---- The platforms: finding the C++ runtimes -------------------------------
  *
  * find_runtimes adds each runtime in the process; modules_changed says
@@ -2232,6 +1933,305 @@ static void tools_forget_schedule(struct schedule *S)
 	forget_run_stack(S);
 	VALGRIND_FORGET_SCHEDULE(S);
 }
+
+/* ---- The checked build: the run stack out of main's reach ------------------
+ *
+ * With -DCOROUTINE_CHECKED=1, main cannot touch the run stack: it is made
+ * inaccessible at open and at every return to main (a yield, a finish), and
+ * accessible again only while the library itself works on it, from the top
+ * of a resume.  So a pointer that main kept to a suspended coroutine's local
+ * faults at its first use, and a fault handler, installed from the first
+ * open to the last close, finds on the list of open schedules whose run
+ * stack was hit, and says whose bytes lie there.  Then the fault goes where
+ * it would have gone with no check: to the program's own handler, or the
+ * default action, which ends the process on the faulting access itself
+ * (a core file and a debugger see that access, not a handler calling
+ * abort).  Every other fault, and the guard's, is passed on untouched.
+ *
+ * Two system calls per round trip: microseconds, for debugging builds.  Each
+ * schedule protects only its own run stack, so schedules on other threads
+ * never trip, and a running coroutine's run stack is never protected.
+ */
+#if COROUTINE_CHECKED
+/* The line that names the fault, built without stdio (a signal handler may
+ * call only async-signal-safe functions): text, a decimal, a hexadecimal. */
+struct report_line {
+	char text[320];
+	size_t n;
+};
+
+static void add_text(struct report_line *line, const char *text)
+{
+	while (*text != '\0' && line->n < sizeof line->text - 1)
+		line->text[line->n++] = *text++;
+}
+
+static void add_number(struct report_line *line, uintmax_t value, unsigned base)
+{
+	char digits[24];
+	size_t n = 0;
+	do
+		digits[n++] = "0123456789abcdef"[value % base];
+	while ((value /= base) != 0);
+	while (n > 0 && line->n < sizeof line->text - 1)
+		line->text[line->n++] = digits[--n];
+}
+
+/* The open schedule whose run stack (with the room above its top) holds
+ * address, or NULL.  Only a real fault asks, never inside the list's lock
+ * (which does no memory access that can fault), so the lock is taken: a
+ * schedule being closed on another thread stays readable until we are done. */
+static struct schedule *schedule_whose_run_stack(const char *address)
+{
+	struct schedule *S = open_schedules;
+	while (S != NULL && !(S->stack != NULL && address >= S->stack && address < S->stack + MAPPED_STACK_SIZE))
+		S = S->next_open;
+	return S;
+}
+
+/* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
+ * is suspended: ...": whose bytes lie at address.  Those of the run stack's
+ * owner within its live slice as it last yielded; below it, those of a
+ * coroutine that ran before, which nothing records.  With no owner (none
+ * has run, or the last one finished), nobody's. */
+static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
+{
+	struct coroutine *C = S->owner;
+	int id = -1;
+	for (int i = 0; C != NULL && i < S->cap; i++)
+		if (S->co[i] == C)
+			id = i;
+	size_t below_top = address < S->top ? (size_t)(S->top - address) : 0;
+	add_text(line, "main ");
+	add_text(line, verb);
+	if (id >= 0 && below_top <= C->size) {
+		add_text(line, " coroutine ");
+		add_number(line, (uintmax_t)id, 10);
+		add_text(line, "'s stack");
+	} else if (id >= 0) {
+		add_text(line, " the run stack below coroutine ");
+		add_number(line, (uintmax_t)id, 10);
+		add_text(line, "'s live slice");
+	} else {
+		add_text(line, " the run stack");
+	}
+	add_text(line, address < S->top ? " (top-" : " (top+");
+	add_number(line, address < S->top ? below_top : (uintmax_t)(address - S->top), 10);
+	add_text(line, ", schedule 0x");
+	add_number(line, (uintmax_t)(uintptr_t)S, 16);
+	if (id >= 0) {
+		add_text(line, ") while coroutine ");
+		add_number(line, (uintmax_t)id, 10);
+		add_text(line, " is suspended: a suspended coroutine's locals have no address");
+	} else {
+		add_text(line, ") while no coroutine is on it: a finished coroutine's locals have no address");
+	}
+	add_text(line, " (the shared-stack rule)\n");
+}
+
+/* Whether a touch of address, an access of kind verb, was main's on a
+ * protected run stack: if so, it has been reported.  The lock is spun for
+ * a bounded time: only a bug of the library's own could fault while
+ * holding it. */
+static int report_touch(const void *address, const char *verb, void (*print)(const char *, size_t))
+{
+	int locked = 0;
+	for (long spins = 0; !locked && spins < 100000000; spins++)
+		locked = atomic_swap(&open_schedules_lock, 1) == 0;
+	struct schedule *S = schedule_whose_run_stack((const char *)address);
+	struct report_line line;
+	line.n = 0;
+	if (S != NULL)
+		describe_touch(&line, S, (const char *)address, verb);
+	if (locked)
+		atomic_release(&open_schedules_lock);
+	if (S != NULL)
+		print(line.text, line.n);
+	return S != NULL;
+}
+
+#if defined(_WIN32)
+/* VirtualProtect, and a vectored exception handler, which sees each access
+ * violation first and passes it on (EXCEPTION_CONTINUE_SEARCH) to the
+ * program's handlers, or to the end of the process. */
+static void *fault_watcher; /* AddVectoredExceptionHandler's, under the list's lock */
+
+static void set_run_stack_access(struct schedule *S, DWORD access)
+{
+	DWORD old;
+	if (!VirtualProtect(S->stack, MAPPED_STACK_SIZE, access, &old))
+		fail("the checked build: VirtualProtect of the run stack failed (error %lu)", (unsigned long)GetLastError());
+}
+
+static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PAGE_READWRITE); }
+static void run_stack_out_of_reach(struct schedule *S) { set_run_stack_access(S, PAGE_NOACCESS); }
+
+static void print_to_stderr(const char *text, size_t n)
+{
+	fwrite(text, 1, n, stderr);
+	fflush(stderr);
+}
+
+/* ExceptionInformation: what the access was (0 read, 1 write, 8 execute), and where. */
+static LONG CALLBACK on_access_violation(EXCEPTION_POINTERS *e)
+{
+	const EXCEPTION_RECORD *r = e->ExceptionRecord;
+	if (r->ExceptionCode == EXCEPTION_ACCESS_VIOLATION && r->NumberParameters >= 2) {
+		ULONG_PTR kind = r->ExceptionInformation[0];
+		report_touch((const void *)r->ExceptionInformation[1],
+			     kind == 0 ? "read" : kind == 1 ? "wrote to" : "touched", print_to_stderr);
+	}
+	return EXCEPTION_CONTINUE_SEARCH;
+}
+
+static void watch_run_stacks(void)
+{
+	fault_watcher = AddVectoredExceptionHandler(1, on_access_violation);
+	if (fault_watcher == NULL)
+		fail("coroutine_open: AddVectoredExceptionHandler failed (the checked build)");
+}
+
+/* A module that is freed must leave no handler of its code behind. */
+static void stop_watching_run_stacks(void)
+{
+	RemoveVectoredExceptionHandler(fault_watcher);
+	fault_watcher = NULL;
+}
+#else
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+static void set_run_stack_access(struct schedule *S, int access)
+{
+	if (mprotect(S->stack, MAPPED_STACK_SIZE, access) != 0)
+		fail("the checked build: mprotect of the run stack failed (%s)", strerror(errno));
+}
+
+static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PROT_READ | PROT_WRITE); }
+static void run_stack_out_of_reach(struct schedule *S) { set_run_stack_access(S, PROT_NONE); }
+
+static void print_to_stderr(const char *text, size_t n)
+{
+	while (n > 0) {
+		ssize_t written = write(2, text, n);
+		if (written <= 0)
+			return;
+		text += written, n -= (size_t)written;
+	}
+}
+
+/* Whether the access was a write, as far as the CPU says: x86_64's page
+ * fault error code (bit 1), aarch64's fault syndrome (a data abort's WnR
+ * bit), which Linux puts in the signal context.  Elsewhere: "touched". */
+static const char *access_kind(const void *context)
+{
+#if defined(__linux__) && defined(__x86_64__)
+	const ucontext_t *uc = (const ucontext_t *)context;
+	return uc->uc_mcontext.gregs[REG_ERR] & 2 ? "wrote to" : "read";
+#elif defined(__linux__) && defined(__aarch64__)
+	/* Records of {magic, size} in __reserved, ended by a magic of 0. */
+	const unsigned char *record = ((const ucontext_t *)context)->uc_mcontext.__reserved;
+	const unsigned char *end = record + sizeof ((const ucontext_t *)context)->uc_mcontext.__reserved;
+	while (record + 16 <= end) {
+		uint32_t magic, size;
+		uint64_t esr;
+		memcpy(&magic, record, 4);
+		memcpy(&size, record + 4, 4);
+		if (magic == 0 || size < 8)
+			break;
+		if (magic == 0x45535201) { /* ESR_MAGIC */
+			memcpy(&esr, record + 8, 8);
+			unsigned ec = (unsigned)(esr >> 26) & 0x3f;
+			if (ec == 0x24 || ec == 0x25) /* a data abort, from EL0 or EL1 */
+				return esr & (1u << 6) ? "wrote to" : "read";
+			break;
+		}
+		record += size;
+	}
+	return "touched";
+#else
+	(void)context;
+	return "touched";
+#endif
+}
+
+/* The actions of the program (or of the sanitizers) that ours replaced. */
+#if defined(__APPLE__)
+static const int fault_signals[] = { SIGSEGV, SIGBUS }; /* macOS: SIGBUS for a protected page */
+#else
+static const int fault_signals[] = { SIGSEGV };
+#endif
+#define FAULT_SIGNALS (sizeof fault_signals / sizeof fault_signals[0])
+static struct sigaction earlier_actions[FAULT_SIGNALS];
+
+static const struct sigaction *earlier_action(int sig)
+{
+	size_t i = 0;
+	while (i < FAULT_SIGNALS - 1 && fault_signals[i] != sig)
+		i++;
+	return &earlier_actions[i];
+}
+
+/* The signal goes where it went before ours was installed.  The default
+ * action, and an ignored fault (which the kernel would not ignore), are
+ * had by returning with the default in place: the access faults again.
+ * A signal that was sent, not a fault, is sent again. */
+static void pass_on(int sig, siginfo_t *info, void *context)
+{
+	const struct sigaction *earlier = earlier_action(sig);
+	int sent = info == NULL || info->si_code <= 0;
+	if (earlier->sa_flags & SA_SIGINFO) {
+		earlier->sa_sigaction(sig, info, context);
+	} else if (earlier->sa_handler != SIG_DFL && earlier->sa_handler != SIG_IGN) {
+		earlier->sa_handler(sig);
+	} else if (earlier->sa_handler == SIG_DFL || !sent) {
+		signal(sig, SIG_DFL);
+		if (sent)
+			raise(sig); /* delivered when this handler returns */
+	}
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+	if (info != NULL && info->si_code > 0) /* a fault, not a signal sent */
+		report_touch(info->si_addr, access_kind(context), print_to_stderr);
+	errno = saved_errno;
+	pass_on(sig, info, context);
+}
+
+/* SA_ONSTACK: on the program's alternate stack, if it set one. */
+static void watch_run_stacks(void)
+{
+	struct sigaction ours;
+	memset(&ours, 0, sizeof ours);
+	ours.sa_sigaction = on_fault;
+	ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&ours.sa_mask);
+	for (size_t i = 0; i < FAULT_SIGNALS; i++)
+		if (sigaction(fault_signals[i], &ours, &earlier_actions[i]) != 0)
+			fail("coroutine_open: sigaction failed (%s; the checked build)", strerror(errno));
+}
+
+/* The earlier actions come back, unless the program has put its own since:
+ * a module that is unloaded must leave no handler of its code behind. */
+static void stop_watching_run_stacks(void)
+{
+	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
+		struct sigaction now;
+		if (sigaction(fault_signals[i], NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO)
+		    && now.sa_sigaction == on_fault)
+			sigaction(fault_signals[i], &earlier_actions[i], NULL);
+	}
+}
+#endif
+#else
+static void run_stack_in_reach(struct schedule *) {}
+static void run_stack_out_of_reach(struct schedule *) {}
+static void watch_run_stacks(void) {}
+static void stop_watching_run_stacks(void) {}
+#endif
 
 /* ---- The C++ exception state -----------------------------------------------
  *
