@@ -100,7 +100,7 @@ static const double SAMPLE_NS = 5e6;     /* calibrate each sample to >= 5 ms */
 static const long SUSPENDED = 100000;    /* coroutines for the heap figure */
 static const int FRAGMENTED_SLOTS = 1 << 20;
 
-/* ---- The library, and its copy with the other FP switch ---------------- */
+/* ---- The library, and its renamed copies (FP reload, checked) ----------- */
 
 /* The calls the round trips make, as a type: chosen at compile time, so
  * that the library's calls are direct calls, as in any program. */
@@ -112,40 +112,29 @@ struct library {
 	static void yield(struct schedule *S) { coroutine_yield(S); }
 };
 
+/* A copy of the library whose every symbol the build renamed prefix_...
+ * (mk/bench.mk), as a type like library. */
+#define RENAMED_LIBRARY(type, prefix)                                                                   \
+	extern "C" {                                                                                    \
+	struct schedule *prefix##_coroutine_open(void);                                                 \
+	void prefix##_coroutine_close(struct schedule *S);                                              \
+	int prefix##_coroutine_new(struct schedule *S, coroutine_func func, void *ud);                  \
+	void prefix##_coroutine_resume(struct schedule *S, int id);                                     \
+	void prefix##_coroutine_yield(struct schedule *S);                                              \
+	}                                                                                               \
+	struct type {                                                                                   \
+		static struct schedule *open(void) { return prefix##_coroutine_open(); }                \
+		static void close(struct schedule *S) { prefix##_coroutine_close(S); }                  \
+		static int create(struct schedule *S, coroutine_func f, void *ud) { return prefix##_coroutine_new(S, f, ud); } \
+		static void resume(struct schedule *S, int id) { prefix##_coroutine_resume(S, id); }    \
+		static void yield(struct schedule *S) { prefix##_coroutine_yield(S); }                  \
+	}
+
 #if BENCH_FP_ALT
-extern "C" {
-struct schedule *alt_coroutine_open(void);
-void alt_coroutine_close(struct schedule *S);
-int alt_coroutine_new(struct schedule *S, coroutine_func func, void *ud);
-void alt_coroutine_resume(struct schedule *S, int id);
-void alt_coroutine_yield(struct schedule *S);
-}
-
-struct fp_reload_library {
-	static struct schedule *open(void) { return alt_coroutine_open(); }
-	static void close(struct schedule *S) { alt_coroutine_close(S); }
-	static int create(struct schedule *S, coroutine_func f, void *ud) { return alt_coroutine_new(S, f, ud); }
-	static void resume(struct schedule *S, int id) { alt_coroutine_resume(S, id); }
-	static void yield(struct schedule *S) { alt_coroutine_yield(S); }
-};
+RENAMED_LIBRARY(fp_reload_library, alt);
 #endif
-
 #if BENCH_HAVE_CHECKED
-extern "C" {
-struct schedule *checked_coroutine_open(void);
-void checked_coroutine_close(struct schedule *S);
-int checked_coroutine_new(struct schedule *S, coroutine_func func, void *ud);
-void checked_coroutine_resume(struct schedule *S, int id);
-void checked_coroutine_yield(struct schedule *S);
-}
-
-struct checked_library {
-	static struct schedule *open(void) { return checked_coroutine_open(); }
-	static void close(struct schedule *S) { checked_coroutine_close(S); }
-	static int create(struct schedule *S, coroutine_func f, void *ud) { return checked_coroutine_new(S, f, ud); }
-	static void resume(struct schedule *S, int id) { checked_coroutine_resume(S, id); }
-	static void yield(struct schedule *S) { checked_coroutine_yield(S); }
-};
+RENAMED_LIBRARY(checked_library, checked);
 #endif
 
 /* ---- Coroutine bodies --------------------------------------------------- */

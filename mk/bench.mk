@@ -22,12 +22,18 @@ $(O)/bench-alt/asm_switch.o: asm_switch.S
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DASM_SWITCH_FP_RELOAD=1 -c $< -o $@
 
-$(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
-	$(CC) -r -nostdlib $^ -o $(O)/bench-alt/both.o
-	$(NM) -g --defined-only $(O)/bench-alt/both.o | awk '{ print $$3, "alt_" $$3 }' > $(O)/bench-alt/names
-	$(OBJCOPY) --redefine-syms=$(O)/bench-alt/names $(O)/bench-alt/both.o $(O)/bench-alt/alt.o
+# $@: the objects $^ linked into one, every symbol it defines renamed
+# $(1)_..., in an archive; the work files go in folder $(2).
+define renamed-archive
+	$(CC) -r -nostdlib $^ -o $(2)/both.o
+	$(NM) -g --defined-only $(2)/both.o | awk '{ print $$3, "$(1)_" $$3 }' > $(2)/names
+	$(OBJCOPY) --redefine-syms=$(2)/names $(2)/both.o $(2)/renamed.o
 	rm -f $@
-	$(AR) rcs $@ $(O)/bench-alt/alt.o
+	$(AR) rcs $@ $(2)/renamed.o
+endef
+
+$(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
+	$(call renamed-archive,alt,$(O)/bench-alt)
 
 # And a checked copy (COROUTINE_CHECKED=1: see README's shared-stack rule),
 # every symbol renamed checked_..., so that a checked round trip is timed
@@ -38,11 +44,7 @@ $(O)/bench-checked/coroutine.o: coroutine.cpp coroutine.h
 	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) -DCOROUTINE_CHECKED=1 $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
 
 $(O)/libcoroutine-checked.a: $(O)/bench-checked/coroutine.o $(filter %/asm_switch.o,$(LIBOBJS_$(BACKEND)))
-	$(CC) -r -nostdlib $^ -o $(O)/bench-checked/both.o
-	$(NM) -g --defined-only $(O)/bench-checked/both.o | awk '{ print $$3, "checked_" $$3 }' > $(O)/bench-checked/names
-	$(OBJCOPY) --redefine-syms=$(O)/bench-checked/names $(O)/bench-checked/both.o $(O)/bench-checked/checked.o
-	rm -f $@
-	$(AR) rcs $@ $(O)/bench-checked/checked.o
+	$(call renamed-archive,checked,$(O)/bench-checked)
 
 $(O)/bench: bench/bench.cpp bench/bench.h coroutine.h $(O)/libcoroutine.a $(BENCH_ALT_$(BACKEND)) $(BENCH_CHECKED)
 	$(CXX) $(CPPFLAGS) -I. -DBENCH_BACKEND='"$(BACKEND)"' -DBENCH_HAVE_FCONTEXT=$(BENCH_FCONTEXT) \
