@@ -1439,10 +1439,11 @@ static void last_schedule_closed(void) {}
  * statics, under the loader lock, which ntdll may take (Wine's does) to
  * register or drop a DLL notification: coroutine_open or coroutine_close
  * there would wait for the open schedules' lock while a thread holding it
- * waits for the loader lock.  So both refuse there, with either C++ ABI (a program
- * behaves the same on both).  The lock is a critical section, which names
- * the thread owning it; on x64 the TEB holds the PEB's address at 0x60,
- * and the PEB the lock's at 0x110 (SDKs' winternl.h name them differently). */
+ * waits for the loader lock.  So both refuse there, with either C++ ABI (a
+ * program behaves the same on both).  The lock is a critical section, which
+ * names the thread owning it; on x64 the TEB holds the PEB's address at
+ * 0x60, and the PEB the lock's at 0x110 (SDKs' winternl.h name them
+ * differently). */
 #if defined(_WIN32)
 static void refuse_under_loader_lock(const char *func)
 {
@@ -2033,7 +2034,9 @@ static void describe_touch(struct report_line *line, struct schedule *S, const c
  * protected run stack: if so, it has been reported.  The lock is spun for
  * a bounded time: only a bug of the library's own could fault while
  * holding it. */
-static int report_touch(const void *address, const char *verb, void (*print)(const char *, size_t))
+static void print_to_stderr(const char *text, size_t n); /* per platform, below */
+
+static int report_touch(const void *address, const char *verb)
 {
 	int locked = 0;
 	for (long spins = 0; !locked && spins < 100000000; spins++)
@@ -2046,7 +2049,7 @@ static int report_touch(const void *address, const char *verb, void (*print)(con
 	if (locked)
 		atomic_release(&open_schedules_lock);
 	if (S != NULL)
-		print(line.text, line.n);
+		print_to_stderr(line.text, line.n);
 	return S != NULL;
 }
 
@@ -2079,7 +2082,7 @@ static LONG CALLBACK on_access_violation(EXCEPTION_POINTERS *e)
 	if (r->ExceptionCode == EXCEPTION_ACCESS_VIOLATION && r->NumberParameters >= 2) {
 		ULONG_PTR kind = r->ExceptionInformation[0];
 		report_touch((const void *)r->ExceptionInformation[1],
-			     kind == 0 ? "read" : kind == 1 ? "wrote to" : "touched", print_to_stderr);
+			     kind == 0 ? "read" : kind == 1 ? "wrote to" : "touched");
 	}
 	return EXCEPTION_CONTINUE_SEARCH;
 }
@@ -2196,7 +2199,7 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 {
 	int saved_errno = errno;
 	if (info != NULL && info->si_code > 0) /* a fault, not a signal sent */
-		report_touch(info->si_addr, access_kind(context), print_to_stderr);
+		report_touch(info->si_addr, access_kind(context));
 	errno = saved_errno;
 	pass_on(sig, info, context);
 }
