@@ -82,6 +82,8 @@ def libraries():
         symbols = []
     if not symbols:
         raise gdb.GdbError(why_no_view())
+    if gdb.selected_inferior().pid == 0:
+        raise gdb.GdbError("no process: run the program, attach to it, or open a core file")
     return [Library(s) for s in symbols]
 
 
@@ -225,6 +227,9 @@ def read_register(frame, name):
 
 
 def write_register(name, value):
+    """Into the innermost frame: a write that moves the frame pointer may
+    leave an outer frame selected, whose stack pointer cannot be written."""
+    gdb.newest_frame().select()
     target = "$%s.u" % name if name.startswith("d") else "$" + name
     gdb.execute("set var %s = %d" % (target, value), to_string=True)
 

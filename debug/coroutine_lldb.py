@@ -185,6 +185,9 @@ def run(debugger, command):
 
 
 def write_register(debugger, name, value):
+    """Into the innermost frame: a write that moves the frame pointer may
+    leave an outer frame selected, whose stack pointer cannot be written."""
+    debugger.GetSelectedTarget().GetProcess().GetSelectedThread().SetSelectedFrame(0)
     result = run(debugger, "register write %s 0x%x" % (name, value))
     if not result.Succeeded():
         raise Refusal("cannot write register %s: %s" % (name, result.GetError().strip()))

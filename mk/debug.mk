@@ -70,6 +70,14 @@ $(TWO_COPIES)/two_copies: test/debug/two_copies.c coroutine.cpp coroutine.h asm_
 	$(CC) -g -c asm_switch.S -o $(@D)/asm_switch.o
 	$(CC) -I. $(WARN) -g -O2 test/debug/two_copies.c $(@D)/host-coroutine.o $(@D)/asm_switch.o -ldl -o $@
 
+# The demo, a program not written for the commands, at -O0 (where gdb
+# selects an outer frame after a write that moves the frame pointer).
+$(B)/debug/demo/%/main: main.cpp trace.cpp trace_frames.cpp coroutine.cpp coroutine.h asm_switch.S
+	@$(MAKE) --no-print-directory BACKEND=$* B=$(B)/debug/demo CFLAGS="-O0 -g" CXXFLAGS="-O0 -g" $@
+
+$(B)/debug/demo/%/demo-checked: $(B)/debug/demo/%/main debug/coroutine-gdb.py test/debug/gdb_demo.sh
+	@test/debug/gdb_demo.sh $< $(@D)/out
+
 # lldb's twin (debug/coroutine_lldb.py) on a build of each backend and
 # compiler, where lldb is installed; Debian's finds its Python module only
 # through PYTHONPATH.
@@ -81,6 +89,7 @@ $(B)/debug/%/lldb-checked: $(B)/debug/%/waiting debug/coroutine_lldb.py test/deb
 
 .PHONY: debug-test
 debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS) \
+		$(foreach b,$(BACKENDS),$(B)/debug/demo/$(b)/demo-checked) \
 		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked) $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so
 	@test/debug/gdb_refusals.sh $(DEBUG_REFUSALS) $(B)/debug/refusals/out
 	@test/debug/gdb_two_copies.sh $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so $(TWO_COPIES)/out

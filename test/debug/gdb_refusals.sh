@@ -18,6 +18,12 @@ check() {
 		echo "FAIL: $1: no line matching $3 in $2:"; cat "$2"; failed=1; fi
 }
 
+# With no process (not started yet, or ended) and no core file.
+gdb -nx -batch -x $script -ex 'info coroutines' -ex 'run > /dev/null' -ex 'coroutine bt 0' \
+	"$waiting" > "$dir/no-process.log" 2>&1
+check "no process: info coroutines" "$dir/no-process.log" '^no process: run the program, attach to it, or open a core file$'
+[ "$(grep -c '^no process:' "$dir/no-process.log")" = 2 ] || { echo "FAIL: no process: not one line per command"; failed=1; }
+
 # Before any schedule is open, and while the first is half made (listed,
 # its run stack not mapped yet: the first mmap of coroutine_open).
 gdb -nx -batch -x $script -ex 'break main' -ex 'run > /dev/null' -ex 'info coroutines' -ex 'coroutine bt 0' \
