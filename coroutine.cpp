@@ -165,6 +165,9 @@ static ALWAYS_INLINE void atomic_release(volatile long *l) { _InterlockedExchang
 #else
 #define NO_ASAN
 #endif
+/* A checked build under ASan also poisons a suspended coroutine's locals
+ * that ASan keeps off the run stack (see "The checked build"). */
+#define HIDE_FAKE_FRAMES (COROUTINE_CHECKED && COROUTINE_ASAN)
 /* valgrind runs no Windows programs (and its header assumes LP64 there). */
 #if !defined(NVALGRIND) && !defined(_WIN32) && defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -298,6 +301,9 @@ struct coroutine {
 	void *fake_stack; /* ASan's per-stack bookkeeping while suspended */
 	char *shadow;     /* ASan's shadow of the saved slice; grows too */
 #endif
+#if HIDE_FAKE_FRAMES
+	struct hidden_frames *hidden; /* its fake frames, poisoned while it is suspended */
+#endif
 };
 
 /* A suspended coroutine whose thread is not the schedule's: only its own
@@ -420,13 +426,15 @@ static void first_schedule_opened(void);
 static void last_schedule_closed(void);
 static void refuse_under_loader_lock(const char *func); /* Windows: DllMain's lock */
 /* The checked build: the run stack in reach of main only while the library
- * itself touches it, and a fault handler that names the coroutine whose
- * bytes main touched, from the first open to the last close (no-ops when
+ * itself touches it (and, under ASan, a suspended coroutine's fake frames
+ * out of everybody's), and a fault handler that names the coroutine whose
+ * bytes were touched, from the first open to the last close (no-ops when
  * COROUTINE_CHECKED is 0). */
 static void run_stack_in_reach(struct schedule *S);
 static void run_stack_out_of_reach(struct schedule *S);
 static void watch_run_stacks(void);
 static void stop_watching_run_stacks(void);
+static void forget_hidden_frames(struct coroutine *C); /* under ASan: see there */
 /* The switch: C started on the top of the run stack, main saved in S->main;
  * and WebAssembly's own frames, which move with the run stack. */
 static void start_coroutine(struct schedule *S, struct coroutine *C);
@@ -579,12 +587,16 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->fake_stack = NULL;
 	C->shadow = NULL;
 #endif
+#if HIDE_FAKE_FRAMES
+	C->hidden = NULL;
+#endif
 	return C;
 }
 
 static void delete_coroutine(struct coroutine *C)
 {
 	asan_free_shadow(C);
+	forget_hidden_frames(C);
 #if COROUTINE_FIBER
 	free(C->frames);
 #endif
@@ -1951,7 +1963,10 @@ static void tools_forget_schedule(struct schedule *S)
  *
  * Two system calls per round trip: microseconds, for debugging builds.  Each
  * schedule protects only its own run stack, so schedules on other threads
- * never trip, and a running coroutine's run stack is never protected.
+ * never trip, and a running coroutine's run stack is never protected.  Under
+ * AddressSanitizer, a suspended coroutine's locals that ASan keeps off the
+ * run stack are poisoned besides (at the end of the section), so that a
+ * coroutine's use of another's is stopped too.
  */
 #if COROUTINE_CHECKED
 /* The line that names the fault, built without stdio (a signal handler may
@@ -1990,6 +2005,62 @@ static struct schedule *schedule_whose_run_stack(const char *address)
 	return S;
 }
 
+static void add_coroutine(struct report_line *line, int id)
+{
+	add_text(line, "coroutine ");
+	add_number(line, (uintmax_t)id, 10);
+}
+
+static void add_schedule(struct report_line *line, const struct schedule *S)
+{
+	add_text(line, "schedule 0x");
+	add_number(line, (uintmax_t)(uintptr_t)S, 16);
+}
+
+/* "main read", "coroutine 1 wrote to" or, of another schedule than S whose
+ * run stack or locals were touched, "coroutine 1 (schedule 0x...) read":
+ * whatever runs on this thread, an open schedule's coroutine, else main.
+ * A thread that never used the library has no number (and runs none). */
+static void add_toucher(struct report_line *line, const struct schedule *S, const char *verb)
+{
+	const struct schedule *R = open_schedules;
+	while (R != NULL && !(R->running >= 0 && R->thread == thread_number && thread_number != 0))
+		R = R->next_open;
+	if (R == NULL) {
+		add_text(line, "main");
+	} else {
+		add_coroutine(line, R->running);
+		if (R != S) {
+			add_text(line, " (");
+			add_schedule(line, R);
+			add_text(line, ")");
+		}
+	}
+	add_text(line, " ");
+	add_text(line, verb);
+}
+
+static void add_rule(struct report_line *line, int suspended)
+{
+	if (suspended >= 0) {
+		add_text(line, ") while ");
+		add_coroutine(line, suspended);
+		add_text(line, " is suspended: a suspended coroutine's locals have no address");
+	} else {
+		add_text(line, ") while no coroutine is on it: a finished coroutine's locals have no address");
+	}
+	add_text(line, " (the shared-stack rule)\n");
+}
+
+/* C's id in S, or -1. */
+static int slot_of(const struct schedule *S, const struct coroutine *C)
+{
+	for (int id = 0; id < S->cap; id++)
+		if (S->co[id] == C)
+			return id;
+	return -1;
+}
+
 /* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
  * is suspended: ...": whose bytes lie at address.  Those of the run stack's
  * owner within its live slice as it last yielded; below it, those of a
@@ -1998,59 +2069,53 @@ static struct schedule *schedule_whose_run_stack(const char *address)
 static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
 {
 	struct coroutine *C = S->owner;
-	int id = -1;
-	for (int i = 0; C != NULL && i < S->cap; i++)
-		if (S->co[i] == C)
-			id = i;
+	int id = C != NULL ? slot_of(S, C) : -1;
 	size_t below_top = address < S->top ? (size_t)(S->top - address) : 0;
-	add_text(line, "main ");
-	add_text(line, verb);
+	add_toucher(line, S, verb);
 	if (id >= 0 && below_top <= C->size) {
-		add_text(line, " coroutine ");
-		add_number(line, (uintmax_t)id, 10);
+		add_text(line, " ");
+		add_coroutine(line, id);
 		add_text(line, "'s stack");
 	} else if (id >= 0) {
-		add_text(line, " the run stack below coroutine ");
-		add_number(line, (uintmax_t)id, 10);
+		add_text(line, " the run stack below ");
+		add_coroutine(line, id);
 		add_text(line, "'s live slice");
 	} else {
 		add_text(line, " the run stack");
 	}
 	add_text(line, address < S->top ? " (top-" : " (top+");
 	add_number(line, address < S->top ? below_top : (uintmax_t)(address - S->top), 10);
-	add_text(line, ", schedule 0x");
-	add_number(line, (uintmax_t)(uintptr_t)S, 16);
-	if (id >= 0) {
-		add_text(line, ") while coroutine ");
-		add_number(line, (uintmax_t)id, 10);
-		add_text(line, " is suspended: a suspended coroutine's locals have no address");
-	} else {
-		add_text(line, ") while no coroutine is on it: a finished coroutine's locals have no address");
-	}
-	add_text(line, " (the shared-stack rule)\n");
+	add_text(line, ", ");
+	add_schedule(line, S);
+	add_rule(line, id);
 }
 
-/* Whether a touch of address, an access of kind verb, was main's on a
- * protected run stack: if so, it has been reported.  The lock is spun for
- * a bounded time: only a bug of the library's own could fault while
- * holding it. */
 static void print_to_stderr(const char *text, size_t n); /* per platform, below */
+static int describe_fake_touch(struct report_line *line, const char *address, const char *verb);
 
-static int report_touch(const void *address, const char *verb)
+/* Whether a touch of address, an access of kind verb, was main's on a
+ * protected run stack (a fault), or anybody's on a suspended coroutine's
+ * fake frames (ASan's report): if so, it has been reported.  The lock is
+ * spun for a bounded time: only a bug of the library's own could fault
+ * while holding it. */
+static int report_touch(const void *address, const char *verb, int in_fake_frames)
 {
 	int locked = 0;
 	for (long spins = 0; !locked && spins < 100000000; spins++)
 		locked = atomic_swap(&open_schedules_lock, 1) == 0;
-	struct schedule *S = schedule_whose_run_stack((const char *)address);
 	struct report_line line;
 	line.n = 0;
-	if (S != NULL)
-		describe_touch(&line, S, (const char *)address, verb);
+	if (in_fake_frames) {
+		describe_fake_touch(&line, (const char *)address, verb);
+	} else {
+		struct schedule *S = schedule_whose_run_stack((const char *)address);
+		if (S != NULL)
+			describe_touch(&line, S, (const char *)address, verb);
+	}
 	if (locked)
 		atomic_release(&open_schedules_lock);
-	if (S != NULL)
-		print_to_stderr(line.text, line.n);
-	return S != NULL;
+	print_to_stderr(line.text, line.n);
+	return line.n > 0;
 }
 
 #if defined(_WIN32)
@@ -2066,8 +2131,8 @@ static void set_run_stack_access(struct schedule *S, DWORD access)
 		fail("the checked build: VirtualProtect of the run stack failed (error %lu)", (unsigned long)GetLastError());
 }
 
-static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PAGE_READWRITE); }
-static void run_stack_out_of_reach(struct schedule *S) { set_run_stack_access(S, PAGE_NOACCESS); }
+static void unprotect_run_stack(struct schedule *S) { set_run_stack_access(S, PAGE_READWRITE); }
+static void protect_run_stack(struct schedule *S) { set_run_stack_access(S, PAGE_NOACCESS); }
 
 static void print_to_stderr(const char *text, size_t n)
 {
@@ -2082,12 +2147,12 @@ static LONG CALLBACK on_access_violation(EXCEPTION_POINTERS *e)
 	if (r->ExceptionCode == EXCEPTION_ACCESS_VIOLATION && r->NumberParameters >= 2) {
 		ULONG_PTR kind = r->ExceptionInformation[0];
 		report_touch((const void *)r->ExceptionInformation[1],
-			     kind == 0 ? "read" : kind == 1 ? "wrote to" : "touched");
+			     kind == 0 ? "read" : kind == 1 ? "wrote to" : "touched", 0);
 	}
 	return EXCEPTION_CONTINUE_SEARCH;
 }
 
-static void watch_run_stacks(void)
+static void watch_faults(void)
 {
 	fault_watcher = AddVectoredExceptionHandler(1, on_access_violation);
 	if (fault_watcher == NULL)
@@ -2095,7 +2160,7 @@ static void watch_run_stacks(void)
 }
 
 /* A module that is freed must leave no handler of its code behind. */
-static void stop_watching_run_stacks(void)
+static void stop_watching_faults(void)
 {
 	RemoveVectoredExceptionHandler(fault_watcher);
 	fault_watcher = NULL;
@@ -2111,8 +2176,8 @@ static void set_run_stack_access(struct schedule *S, int access)
 		fail("the checked build: mprotect of the run stack failed (%s)", strerror(errno));
 }
 
-static void run_stack_in_reach(struct schedule *S) { set_run_stack_access(S, PROT_READ | PROT_WRITE); }
-static void run_stack_out_of_reach(struct schedule *S) { set_run_stack_access(S, PROT_NONE); }
+static void unprotect_run_stack(struct schedule *S) { set_run_stack_access(S, PROT_READ | PROT_WRITE); }
+static void protect_run_stack(struct schedule *S) { set_run_stack_access(S, PROT_NONE); }
 
 static void print_to_stderr(const char *text, size_t n)
 {
@@ -2199,13 +2264,13 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 {
 	int saved_errno = errno;
 	if (info != NULL && info->si_code > 0) /* a fault, not a signal sent */
-		report_touch(info->si_addr, access_kind(context));
+		report_touch(info->si_addr, access_kind(context), 0);
 	errno = saved_errno;
 	pass_on(sig, info, context);
 }
 
 /* SA_ONSTACK: on the program's alternate stack, if it set one. */
-static void watch_run_stacks(void)
+static void watch_faults(void)
 {
 	struct sigaction ours;
 	memset(&ours, 0, sizeof ours);
@@ -2219,7 +2284,7 @@ static void watch_run_stacks(void)
 
 /* The earlier actions come back, unless the program has put its own since:
  * a module that is unloaded must leave no handler of its code behind. */
-static void stop_watching_run_stacks(void)
+static void stop_watching_faults(void)
 {
 	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
 		struct sigaction now;
@@ -2229,11 +2294,209 @@ static void stop_watching_run_stacks(void)
 	}
 }
 #endif
+
+/* Under AddressSanitizer, a local whose address is taken lives in a "fake
+ * stack" that ASan keeps per coroutine (detect_stack_use_after_return=1),
+ * off the run stack, and a pointer to it goes on working there.  So while
+ * its coroutine is suspended, the locals of its live fake frames are
+ * poisoned: ASan stops whoever uses such a pointer, main or another
+ * coroutine, and our line follows its report.  Nobody else has any business
+ * there, so no valid program trips.  The frames are found the way a
+ * conservative collector finds its roots: the words of the saved slice and
+ * registers that point into a live frame of the coroutine's fake stack. */
+#if HIDE_FAKE_FRAMES
+struct fake_frame {
+	char *begin, *end;
+	size_t shadow_at; /* where its shadow as it was lies in hidden->shadow */
+};
+
+struct hidden_frames {
+	struct fake_frame *frame;
+	size_t n, room;
+	unsigned char *shadow;
+	size_t shadow_n, shadow_room;
+};
+
+/* The shadow byte of address: one describes 8 bytes (1 << scale). */
+static unsigned char *shadow_of(const void *address, size_t *scale)
+{
+	size_t offset;
+	__asan_get_shadow_mapping(scale, &offset);
+	return (unsigned char *)(((uintptr_t)address >> *scale) + offset);
+}
+
+/* array (room elements of size bytes), or where realloc moved it to hold
+ * need, doubling; NULL when out of memory, array as it was (the frame is
+ * then left unpoisoned: a check missed, nothing more). */
+static void *grown_to(void *array, size_t *room, size_t need, size_t size)
+{
+	if (need <= *room)
+		return array;
+	size_t more = need > 2 * *room ? need : 2 * *room;
+	void *grown = realloc(array, more * size);
+	if (grown != NULL)
+		*room = more;
+	return grown;
+}
+
+/* If word points into a live fake frame of C's not yet hidden, its shadow
+ * is kept and the bytes of its locals (shadow 0 to 7) poisoned. */
+NO_ASAN static void hide_frame_at(struct coroutine *C, uintptr_t word)
+{
+	void *begin, *end;
+	if (__asan_addr_is_in_fake_stack(C->fake_stack, (void *)word, &begin, &end) == NULL)
+		return;
+	struct hidden_frames *h = C->hidden;
+	for (size_t i = 0; i < h->n; i++)
+		if (h->frame[i].begin == begin)
+			return;
+	size_t scale;
+	unsigned char *shadow = shadow_of(begin, &scale);
+	size_t n = ((uintptr_t)end - (uintptr_t)begin) >> scale;
+	struct fake_frame *frames = (struct fake_frame *)grown_to(h->frame, &h->room, h->n + 1, sizeof *frames);
+	if (frames == NULL)
+		return;
+	h->frame = frames;
+	unsigned char *saved = (unsigned char *)grown_to(h->shadow, &h->shadow_room, h->shadow_n + n, 1);
+	if (saved == NULL)
+		return;
+	h->shadow = saved;
+	struct fake_frame f = { (char *)begin, (char *)end, h->shadow_n };
+	h->frame[h->n++] = f;
+	copy_stack((char *)h->shadow + h->shadow_n, (const char *)shadow, n); /* no memcpy: ASan would check it */
+	h->shadow_n += n;
+	for (size_t i = 0; i < n; i++)
+		if (shadow[i] < 8) /* addressable, all 8 bytes or the first few */
+			shadow[i] = 0xf7; /* ASan's "poisoned by the user" */
+}
+
+/* C has just yielded (its fake stack is known once it has left). */
+NO_ASAN static void hide_fake_frames(struct schedule *S, struct coroutine *C)
+{
+	if (C->fake_stack == NULL)
+		return; /* ASan keeps its locals on the run stack */
+	if (C->hidden == NULL && (C->hidden = (struct hidden_frames *)calloc(1, sizeof *C->hidden)) == NULL)
+		return;
+	const char *slice = slice_in_block(C, S->top - C->size, (size_t)C->size);
+	uintptr_t word;
+	for (size_t i = 0; i + sizeof word <= (size_t)C->size; i += sizeof word)
+		hide_frame_at(C, (memcpy(&word, slice + i, sizeof word), word));
+	for (size_t i = 0; i + sizeof word <= sizeof C->ctx; i += sizeof word)
+		hide_frame_at(C, (memcpy(&word, (const char *)&C->ctx + i, sizeof word), word));
+}
+
+/* C is about to run again. */
+NO_ASAN static void show_fake_frames(struct coroutine *C)
+{
+	struct hidden_frames *h = C->hidden;
+	if (h == NULL)
+		return;
+	size_t scale;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct fake_frame *f = &h->frame[i];
+		unsigned char *shadow = shadow_of(f->begin, &scale);
+		copy_stack((char *)shadow, (const char *)h->shadow + f->shadow_at, (size_t)(f->end - f->begin) >> scale);
+	}
+	h->n = h->shadow_n = 0;
+}
+
+/* C goes.  Its fake frames need not be shown first: ASan clears the shadow
+ * of a fake stack that it frees (gcc 12's and clang 14's runtimes). */
+static void forget_hidden_frames(struct coroutine *C)
+{
+	if (C->hidden != NULL) {
+		free(C->hidden->frame);
+		free(C->hidden->shadow);
+		free(C->hidden);
+		C->hidden = NULL;
+	}
+}
+
+/* The suspended coroutine of an open schedule one of whose hidden frames
+ * holds address: its line, and 1; else 0. */
+static int describe_fake_touch(struct report_line *line, const char *address, const char *verb)
+{
+	for (struct schedule *S = open_schedules; S != NULL; S = S->next_open)
+		for (int id = 0; id < S->cap; id++) {
+			const struct hidden_frames *h = S->co[id] != &no_coroutine ? S->co[id]->hidden : NULL;
+			for (size_t i = 0; h != NULL && i < h->n; i++)
+				if (address >= h->frame[i].begin && address < h->frame[i].end) {
+					add_toucher(line, S, verb);
+					add_text(line, " ");
+					add_coroutine(line, id);
+					add_text(line, "'s stack (a local that ASan keeps off the run stack, ");
+					add_schedule(line, S);
+					add_rule(line, id);
+					return 1;
+				}
+		}
+	return 0;
+}
+
+/* Called by ASan after each of its reports, before the process ends. */
+static void on_asan_report(const char *)
+{
+	if (strcmp(__asan_get_report_description(), "use-after-poison") == 0)
+		report_touch(__asan_get_report_address(), __asan_get_report_access_type() ? "wrote to" : "read", 1);
+}
+
+/* ASan keeps one callback, and tells nobody which: a program's own, set
+ * before the first open, is replaced (after it, it replaces ours).  With no
+ * fake stacks, locals stay on the run stack where nothing can poison them
+ * (the frames of the running coroutine grow there): the check would miss
+ * them silently, so the first open says so. */
+static void watch_asan_reports(void)
+{
+	static const char notice[] = "coroutine_open: the checked build stops a use of a suspended "
+		"coroutine's local under AddressSanitizer only with ASAN_OPTIONS=detect_stack_use_after_return=1 "
+		"(without it, ASan keeps such locals on the run stack)\n";
+	if (__asan_get_current_fake_stack() == NULL)
+		print_to_stderr(notice, sizeof notice - 1);
+	__asan_set_error_report_callback(on_asan_report);
+}
+
+static void stop_watching_asan_reports(void) { __asan_set_error_report_callback(NULL); }
+#else
+static void hide_fake_frames(struct schedule *, struct coroutine *) {}
+static void show_fake_frames(struct coroutine *) {}
+static void forget_hidden_frames(struct coroutine *) {}
+static int describe_fake_touch(struct report_line *, const char *, const char *) { return 0; }
+static void watch_asan_reports(void) {}
+static void stop_watching_asan_reports(void) {}
+#endif
+
+/* From the top of a resume: the run stack, and the coroutine's locals. */
+static void run_stack_in_reach(struct schedule *S)
+{
+	unprotect_run_stack(S);
+	show_fake_frames(S->co[S->running]);
+}
+
+/* Back in main: the coroutine that yielded, if any, is its owner. */
+static void run_stack_out_of_reach(struct schedule *S)
+{
+	protect_run_stack(S);
+	if (S->owner != NULL)
+		hide_fake_frames(S, S->owner);
+}
+
+static void watch_run_stacks(void)
+{
+	watch_faults();
+	watch_asan_reports();
+}
+
+static void stop_watching_run_stacks(void)
+{
+	stop_watching_asan_reports();
+	stop_watching_faults();
+}
 #else
 static void run_stack_in_reach(struct schedule *) {}
 static void run_stack_out_of_reach(struct schedule *) {}
 static void watch_run_stacks(void) {}
 static void stop_watching_run_stacks(void) {}
+static void forget_hidden_frames(struct coroutine *) {}
 #endif
 
 /* ---- The C++ exception state -----------------------------------------------

@@ -50,10 +50,19 @@ cross-test-i686-sse:
 # x86_64 (matrix-checked).  qemu-user gives a signal no fault syndrome, so
 # the report says "touched" there, not "read" or "wrote to" as on the hardware.
 CROSS_CHECKED_TESTS := driver driver_cxx test_threads test_guard test_stack
+# Then the same under ASan, with its bug programs (sanitize-checked's): its
+# runtime linked in, as qemu is given no -L to find the cross one, and no
+# leak check (LeakSanitizer cannot run under qemu-user).
+CROSS_ASAN := -fsanitize=address -fno-omit-frame-pointer
 cross-test-aarch64-checked:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b CHECKED=1 CHECKED_ACCESS_UNKNOWN=1 \
 		TESTS="$(CROSS_CHECKED_TESTS)" $(call cross-vars,aarch64,$(B)/aarch64-checked) \
 		check check-checked-bugs || exit 1; done
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b CHECKED=1 TESTS="$(CROSS_CHECKED_TESTS)" \
+		$(call cross-vars,aarch64,$(B)/aarch64-checked-asan) CFLAGS="$(CFLAGS) $(CROSS_ASAN)" \
+		CXXFLAGS="$(CXXFLAGS) $(CROSS_ASAN)" LDFLAGS="$(LDFLAGS) $(CROSS_ASAN) -static-libasan" \
+		CLINK=$(CROSS_aarch64)g++ ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 \
+		check check-checked-asan-bugs || exit 1; done
 
 # bench-ir for another target, aarch64 unless BENCH_TARGET says otherwise:
 # callgrind does not run under qemu, so qemu counts (see bench/bench-ir.sh).

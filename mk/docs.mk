@@ -15,12 +15,14 @@ first-program-check:
 		test/docs/first_program.sh $(B)/readme/first first-build first-build-cxx asm-build
 
 # ---- README's checked build ---------------------------------------------------------
-# Its program, built by README's lines, stops with README's line
-# (test/docs/checked_message.sh).
+# Its programs, built by README's lines, stop with README's lines
+# (test/docs/checked_message.sh): the checked build's, and under ASan.
 .PHONY: checked-message-check
 checked-message-check:
 	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's checked build" \
 		test/docs/checked_message.sh $(B)/readme/checked
+	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's checked build under ASan" \
+		test/docs/checked_message.sh $(B)/readme/checked-asan checked-asan
 
 # ---- README's walkthrough, made by the program --------------------------------
 # README's trace excerpt and frame table ("How stack copying works") are what
@@ -59,7 +61,7 @@ readme-walkthrough-check:
 # only them.  Internal targets, which other targets call, are listed here
 # instead.
 EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
-INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-no-cxx-runtime bench-programs first-program-check \
+INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-checked-asan-bugs check-no-cxx-runtime bench-programs first-program-check \
 	matrix-checked checked-message-check \
 	msvc-view readme-walkthrough-check targets-check readme-contents-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 

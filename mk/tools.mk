@@ -60,12 +60,13 @@ valgrind:
 # CHECKED=1 (-DCOROUTINE_CHECKED=1): main cannot touch the run stack.  The
 # bug programs break the shared-stack rule and must stop with the report
 # naming the coroutine, the schedule and the access (test/bugs/expect_checked.sh),
-# on another thread too (thread_reads_local); own_handler checks that the
+# on another thread too (thread_reads_local), and a coroutine of another
+# schedule (coroutine_reads_other elsewhere); own_handler checks that the
 # program's own SIGSEGV handler still runs, after the report and for a fault
 # that is not the check's.  Run under $(RUN); CHECKED_ACCESS_UNKNOWN=1 where
 # the report cannot tell a read from a write.
 EXPECT_CHECKED = CHECKED_ACCESS_UNKNOWN=$(CHECKED_ACCESS_UNKNOWN) test/bugs/expect_checked.sh
-CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished thread_reads_local own_handler
+CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished thread_reads_local own_handler coroutine_reads_other
 $(addprefix $(O)/bugs/,$(addsuffix .o,$(CHECKED_BUGS))): test/bugs/stale_pointer.h
 
 .PHONY: check-checked-bugs matrix-checked
@@ -75,9 +76,42 @@ check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
 	@$(EXPECT_REPORT) "main.\(read\|touched\).the.run.stack.(top-[0-9]*,.schedule.0x[0-9a-f]*).while.no.coroutine.is.on.it" \
 		$(RUN) $(O)/bugs/main_reads_finished$(EXE)
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) elsewhere
 	@$(EXPECT_CHECKED) read "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE)
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) null
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) closed
+
+# The checked build under ASan+UBSan (gcc's or clang's, as sanitize): the
+# suite, then the bug programs.  ASan keeps a local whose address is taken
+# in a fake stack (detect_stack_use_after_return=1, exported above), where
+# the checked build poisons it while its coroutine is suspended: main's
+# reads and writes, another thread's and another coroutine's
+# (coroutine_reads_other) stop with ASan's report and the line.  A finished
+# coroutine's fake stack is gone with it: ASan's own SEGV report.  With
+# detect_stack_use_after_return=0 the first open says that it cannot check.
+SANITIZE_CHECKED_VARS = $(SANITIZE_VARS) B=$(B)/asan-checked-$(notdir $(CC)) CHECKED=1
+CHECKED_ASAN_BUGS := main_reads_local main_writes_local thread_reads_local coroutine_reads_other main_reads_finished
+
+.PHONY: check-checked-asan-bugs sanitize-checked
+check-checked-asan-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_ASAN_BUGS)))
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/main_reads_local$(EXE)
+	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/main_writes_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE)
+	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) write
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) elsewhere
+	@$(EXPECT_REPORT) "AddressSanitizer: SEGV" $(RUN) $(O)/bugs/main_reads_finished$(EXE)
+	@ASAN_OPTIONS=$(ASAN_OPTIONS):detect_stack_use_after_return=0 $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) 2>&1 \
+		| grep -q "^coroutine_open: .*only with ASAN_OPTIONS=detect_stack_use_after_return=1" \
+		&& echo "ok: $(O)/bugs/coroutine_reads_other: notice at the first open without fake stacks" \
+		|| { echo "FAIL: no notice of detect_stack_use_after_return=0 at the first open"; exit 1; }
+	@! $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) 2>&1 | grep "^coroutine_open: " \
+		|| { echo "FAIL: the notice with detect_stack_use_after_return=1"; exit 1; }
+
+sanitize-checked:
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(SANITIZE_CHECKED_VARS) check \
+		&& $(MAKE) --no-print-directory BACKEND=$$b $(SANITIZE_CHECKED_VARS) check-checked-asan-bugs \
+		|| exit 1; done
 
 # The suite must pass in a checked build too, and the bugs stop: an entry of
 # the matrix (natively: `make test CHECKED=1`; other targets add CHECKED=1

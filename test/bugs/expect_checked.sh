@@ -1,10 +1,13 @@
 #!/bin/sh
 # Usage: expect_checked.sh VERB THEN PROGRAM [ARGS...]
 # Runs a bug program of the checked build (test/bugs/stale_pointer.h), which
-# prints "expect: coroutine ID, schedule ADDR, slice N bytes" before it
+# prints "expect: coroutine ID, schedule ADDR, slice N bytes" (and ", by
+# coroutine ID" when a coroutine breaks the rule, not main, with
+# " (schedule ADDR)" when it is another schedule's) before it
 # breaks the shared-stack rule, and succeeds only if it fails with the
-# checked build's report naming that coroutine and schedule, an offset from
-# the top within the slice, and the access: VERB is "read" or "wrote to".
+# checked build's report naming who broke it, that coroutine and schedule,
+# where (an offset from the top within the slice, or under ASan a local it
+# keeps off the run stack), and the access: VERB is "read" or "wrote to".
 # VERB "-": the fault is not the checked build's, and nothing may be
 # reported.  THEN, unless "-", is a line that must follow (the program's
 # own handler, chained).  With CHECKED_ACCESS_UNKNOWN=1 (a CPU or emulator
@@ -25,19 +28,26 @@ limit=
 command -v timeout > /dev/null && limit="timeout -k 5 30"
 if $limit "$@" 2> "$log"; then why="exited 0"; fail "$@"; fi
 tr -d '\r' < "$log" > "$log.lf" && mv "$log.lf" "$log"
-set -- $(sed -n 's/^expect: coroutine \([0-9]*\), schedule \(0x[0-9a-f]*\), slice \([0-9]*\) bytes$/\1 \2 \3/p' "$log") "$@"
+expect=$(sed -n 's/^expect: //p' "$log")
+set -- $(printf '%s\n' "$expect" | sed -n 's/^coroutine \([0-9]*\), schedule \(0x[0-9a-f]*\), slice \([0-9]*\) bytes.*/\1 \2 \3/p') "$@"
 id=$1 schedule=$2 slice=$3
 shift 3
+who=$(printf '%s\n' "$expect" | sed -n 's/^.*, by //p')
+[ -n "$who" ] || who=main
 report=$(grep "shared-stack rule" "$log")
 if [ "$verb" = - ]; then
 	if [ -n "$report" ]; then why="a fault that is not the checked build's was reported as one"; fail "$@"; fi
 else
 	group=1
 	[ -z "$CHECKED_ACCESS_UNKNOWN" ] || { verb="\\($verb\\|touched\\)"; group=2; }
-	pattern="^main $verb coroutine $id's stack (top-\([0-9]*\), schedule $schedule) while coroutine $id is suspended: a suspended coroutine's locals have no address (the shared-stack rule)$"
-	offset=$(printf '%s\n' "$report" | sed -n "s/$pattern/\\$group/p")
-	if [ -z "$offset" ]; then why="no report: main $verb coroutine $id's stack (top-N, schedule $schedule) ..."; fail "$@"; fi
-	if [ "$offset" -gt "$slice" ] || [ "$offset" -le 0 ]; then why="offset top-$offset is not in the slice of $slice bytes"; fail "$@"; fi
+	# Where: top-N on the run stack, or "asan" for ASan's fake stack.
+	pattern="^$who $verb coroutine $id's stack (\(top-\([0-9]*\)\|a local that ASan keeps off the run stack\), schedule $schedule) while coroutine $id is suspended: a suspended coroutine's locals have no address (the shared-stack rule)$"
+	offset=$(printf '%s\n' "$report" | sed -n "s/$pattern/\\$((group + 1))/p")
+	[ -n "$offset" ] || ! printf '%s\n' "$report" | grep -q "$pattern" || offset=asan
+	if [ -z "$offset" ]; then why="no report: $who $verb coroutine $id's stack (top-N, schedule $schedule) ..."; fail "$@"; fi
+	if [ "$offset" != asan ] && { [ "$offset" -gt "$slice" ] || [ "$offset" -le 0 ]; }; then
+		why="offset top-$offset is not in the slice of $slice bytes"; fail "$@"
+	fi
 fi
 if [ "$then" != - ] && ! grep -q -- "$then" "$log"; then why="no line: $then"; fail "$@"; fi
 line="ok: $*: ${report:-no report}"
