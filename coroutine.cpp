@@ -1132,10 +1132,21 @@ static int next_used_slot(const struct schedule *S, size_t i)
 static struct schedule *open_schedules; /* the last opened first */
 static volatile long open_schedules_lock;
 
+/* Whether this try took the lock. */
+static int try_lock_open_schedules(void)
+{
+	return atomic_swap(&open_schedules_lock, 1) == 0;
+}
+
 static void lock_open_schedules(void)
 {
-	while (atomic_swap(&open_schedules_lock, 1) != 0)
+	while (!try_lock_open_schedules())
 		continue;
+}
+
+static void unlock_open_schedules(void)
+{
+	atomic_release(&open_schedules_lock);
 }
 
 static void list_open_schedule(struct schedule *S)
@@ -1150,7 +1161,7 @@ static void list_open_schedule(struct schedule *S)
 	if (open_schedules != NULL)
 		open_schedules->prev_open = S;
 	open_schedules = S;
-	atomic_release(&open_schedules_lock);
+	unlock_open_schedules();
 }
 
 static void unlist_closed_schedule(struct schedule *S)
@@ -1166,7 +1177,7 @@ static void unlist_closed_schedule(struct schedule *S)
 		last_schedule_closed();
 		stop_watching_run_stacks();
 	}
-	atomic_release(&open_schedules_lock);
+	unlock_open_schedules();
 }
 
 /* ---- The platforms: mapping the run stack ------------------------------- */
@@ -1849,15 +1860,22 @@ NO_ASAN static void asan_free_fake_stack(struct schedule *S, struct coroutine *C
 	__sanitizer_finish_switch_fiber(main_fake_stack, NULL, NULL);
 }
 
-/* ASan's shadow of the live slice of C: one byte describes 8 (1 << scale). */
+/* ASan's shadow byte of address: one describes 8 bytes (1 << scale). */
+static unsigned char *shadow_of(const void *address, size_t *scale)
+{
+	size_t offset;
+	__asan_get_shadow_mapping(scale, &offset);
+	return (unsigned char *)(((uintptr_t)address >> *scale) + offset);
+}
+
+/* ASan's shadow of the live slice of C, n bytes of it. */
 static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 {
-	size_t scale, offset;
-	__asan_get_shadow_mapping(&scale, &offset);
-	uintptr_t top = (uintptr_t)S->top;
-	uintptr_t bottom = top - (uintptr_t)C->size;
-	*n = (top >> scale) - (bottom >> scale);
-	return (char *)((bottom >> scale) + offset);
+	size_t scale;
+	char *bottom = S->top - C->size;
+	char *shadow = (char *)shadow_of(bottom, &scale);
+	*n = ((uintptr_t)S->top >> scale) - ((uintptr_t)bottom >> scale);
+	return shadow;
 }
 
 /* The shadow of the live slice (the redzones around the locals of frames
@@ -2091,18 +2109,17 @@ static void describe_touch(struct report_line *line, struct schedule *S, const c
 }
 
 static void print_to_stderr(const char *text, size_t n); /* per platform, below */
-static int describe_fake_touch(struct report_line *line, const char *address, const char *verb);
+static void describe_fake_touch(struct report_line *line, const char *address, const char *verb);
 
-/* Whether a touch of address, an access of kind verb, was main's on a
- * protected run stack (a fault), or anybody's on a suspended coroutine's
- * fake frames (ASan's report): if so, it has been reported.  The lock is
- * spun for a bounded time: only a bug of the library's own could fault
- * while holding it. */
-static int report_touch(const void *address, const char *verb, int in_fake_frames)
+/* If a touch of address, an access of kind verb, was on a protected run
+ * stack (a fault), or on a suspended coroutine's fake frames (ASan's
+ * report), the line that says so.  The lock is tried for a bounded time:
+ * only a bug of the library's own could fault while holding it. */
+static void report_touch(const void *address, const char *verb, int in_fake_frames)
 {
 	int locked = 0;
-	for (long spins = 0; !locked && spins < 100000000; spins++)
-		locked = atomic_swap(&open_schedules_lock, 1) == 0;
+	for (long tries = 0; !locked && tries < 100000000; tries++)
+		locked = try_lock_open_schedules();
 	struct report_line line;
 	line.n = 0;
 	if (in_fake_frames) {
@@ -2113,9 +2130,8 @@ static int report_touch(const void *address, const char *verb, int in_fake_frame
 			describe_touch(&line, S, (const char *)address, verb);
 	}
 	if (locked)
-		atomic_release(&open_schedules_lock);
+		unlock_open_schedules();
 	print_to_stderr(line.text, line.n);
-	return line.n > 0;
 }
 
 #if defined(_WIN32)
@@ -2317,14 +2333,6 @@ struct hidden_frames {
 	size_t shadow_n, shadow_room;
 };
 
-/* The shadow byte of address: one describes 8 bytes (1 << scale). */
-static unsigned char *shadow_of(const void *address, size_t *scale)
-{
-	size_t offset;
-	__asan_get_shadow_mapping(scale, &offset);
-	return (unsigned char *)(((uintptr_t)address >> *scale) + offset);
-}
-
 /* array (room elements of size bytes), or where realloc moved it to hold
  * need, doubling; NULL when out of memory, array as it was (the frame is
  * then left unpoisoned: a check missed, nothing more). */
@@ -2412,9 +2420,9 @@ static void forget_hidden_frames(struct coroutine *C)
 	}
 }
 
-/* The suspended coroutine of an open schedule one of whose hidden frames
- * holds address: its line, and 1; else 0. */
-static int describe_fake_touch(struct report_line *line, const char *address, const char *verb)
+/* The line, if address is in a hidden frame of a suspended coroutine of an
+ * open schedule. */
+static void describe_fake_touch(struct report_line *line, const char *address, const char *verb)
 {
 	for (struct schedule *S = open_schedules; S != NULL; S = S->next_open)
 		for (int id = 0; id < S->cap; id++) {
@@ -2427,10 +2435,9 @@ static int describe_fake_touch(struct report_line *line, const char *address, co
 					add_text(line, "'s stack (a local that ASan keeps off the run stack, ");
 					add_schedule(line, S);
 					add_rule(line, id);
-					return 1;
+					return;
 				}
 		}
-	return 0;
 }
 
 /* Called by ASan after each of its reports, before the process ends. */
@@ -2460,7 +2467,7 @@ static void stop_watching_asan_reports(void) { __asan_set_error_report_callback(
 static void hide_fake_frames(struct schedule *, struct coroutine *) {}
 static void show_fake_frames(struct coroutine *) {}
 static void forget_hidden_frames(struct coroutine *) {}
-static int describe_fake_touch(struct report_line *, const char *, const char *) { return 0; }
+static void describe_fake_touch(struct report_line *, const char *, const char *) {}
 static void watch_asan_reports(void) {}
 static void stop_watching_asan_reports(void) {}
 #endif

@@ -42,8 +42,9 @@ check-bugs:
 # Sanitized programs are linked with the C++ driver: clang's
 # -fsanitize=function (part of "undefined") needs the C++ runtime.  The build
 # directory is named after the compiler, so gcc and clang builds coexist.
-SANITIZE_VARS = B=$(B)/asan-$(notdir $(CC)) CFLAGS="$(CFLAGS) $(SANITIZE)" \
-	CXXFLAGS="$(CXXFLAGS) $(SANITIZE)" LDFLAGS="$(LDFLAGS) $(SANITIZE)" CLINK=$(CXX)
+SANITIZE_FLAGS = CFLAGS="$(CFLAGS) $(SANITIZE)" CXXFLAGS="$(CXXFLAGS) $(SANITIZE)" \
+	LDFLAGS="$(LDFLAGS) $(SANITIZE)" CLINK=$(CXX)
+SANITIZE_VARS = B=$(B)/asan-$(notdir $(CC)) $(SANITIZE_FLAGS)
 
 .PHONY: check-bugs sanitize valgrind
 sanitize:
@@ -89,7 +90,7 @@ check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
 # (coroutine_reads_other) stop with ASan's report and the line.  A finished
 # coroutine's fake stack is gone with it: ASan's own SEGV report.  With
 # detect_stack_use_after_return=0 the first open says that it cannot check.
-SANITIZE_CHECKED_VARS = $(SANITIZE_VARS) B=$(B)/asan-checked-$(notdir $(CC)) CHECKED=1
+SANITIZE_CHECKED_VARS = B=$(B)/asan-checked-$(notdir $(CC)) CHECKED=1 $(SANITIZE_FLAGS)
 CHECKED_ASAN_BUGS := main_reads_local main_writes_local thread_reads_local coroutine_reads_other main_reads_finished
 
 .PHONY: check-checked-asan-bugs sanitize-checked
