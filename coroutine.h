@@ -200,6 +200,43 @@ COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
  */
 COROUTINE_API int coroutine_next(struct schedule *, int id);
 
+/*
+ * The fourth ADDITION to the original API: ends one coroutine without
+ * finishing it, as an engine despawns an entity in the middle of its
+ * behaviour.
+ *
+ * A never-started coroutine is freed.  A suspended one is unwound first:
+ * the destructors of the C++ objects on its frames (and C cleanup
+ * attributes) run, innermost first, as when a thread is cancelled; then it
+ * is freed.  Either way its slot is emptied, and the other coroutines are
+ * untouched.  An empty slot is left as it is.  Where nothing can be unwound
+ * (README says where), the coroutine is freed without running anything, as
+ * coroutine_close frees it.  Only the main program may delete; calling it
+ * from inside a coroutine, with an id outside [0, slot count), or for a
+ * coroutine suspended on another thread aborts.  A destructor that yields
+ * or resumes during the unwinding aborts, and so does a catch (...) that
+ * does not rethrow it.
+ */
+COROUTINE_API void coroutine_delete(struct schedule *, int id);
+
+/*
+ * The fifth ADDITION to the original API, which only a copying design can
+ * give: a second coroutine that waits exactly where coroutine id waits,
+ * with its own copy of id's stack and registers, so that the two go on
+ * independently from there (a never-started coroutine's copy will start the
+ * same function with the same ud).  Returns the copy's id, assigned as
+ * coroutine_new assigns it, or -1 when memory runs out, leaving the schedule
+ * as it was.
+ *
+ * The copy shares everything outside its frames: heap objects, globals,
+ * what ud points to.  So a C++ object on the frames that owns something
+ * (a std::string's buffer, a std::unique_ptr) would be owned twice: clone
+ * only coroutines whose frames hold plain values and pointers they do not
+ * own (README: the clone rule).  Copying the running coroutine, an empty
+ * slot, one suspended on another thread or inside a catch handler aborts.
+ */
+COROUTINE_API int coroutine_clone(struct schedule *, int id);
+
 #ifdef __cplusplus
 }
 #endif
