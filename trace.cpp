@@ -314,6 +314,8 @@ void trace_tree(int id, const char *shape)
 		char *tree = walkthroughs[nwalkthroughs - 1].trees[id];
 		snprintf(tree, sizeof walkthroughs[0].trees[0], "%s", shape);
 	}
+	if (!html)
+		printf("  coroutine %d walks %s: value(left,right), - for no child\n", id, shape);
 }
 
 void trace_resume(struct schedule *S, int id)

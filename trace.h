@@ -24,7 +24,8 @@ void trace_begin(struct schedule *S);
 void trace_resume(struct schedule *S, int id);
 void trace_after_resume(struct schedule *S, int id, int other);
 /* The second program: coroutine id walks the tree shape, written
- * value(left,right) with - for no child, e.g. 1(-,2) (the page draws it). */
+ * value(left,right) with - for no child, e.g. 1(-,2): --trace=trees prints
+ * it, the page draws it. */
 void trace_tree(int id, const char *shape);
 /* After the last program: --trace=html writes its page. */
 void trace_end(void);

@@ -80,13 +80,15 @@ targets-check:
 		{ echo "README's first table of make targets (make help's first) is not the everyday ones ($(EVERYDAY_TARGETS)): $$everyday"; exit 1; }
 
 # ---- The page of main --trace=html -------------------------------------------------
-# In headless Chromium (Debian's chromium): the DOM its script drew at
-# several steps of both walkthroughs must say what main --trace and main
-# --trace=trees say; screenshots of four steps of each are left in
-# $(B)/trace-page/.
+# In headless Chromium (Debian's chromium), driven by node, in a window of
+# 1,024 x 768: the DOM its script drew at every step of both walkthroughs
+# must say what main --trace and main --trace=trees say, and every step
+# must show its run stack, heap copies and caption without scrolling
+# (test/docs/trace_page.sh); screenshots of every step are left in
+# $(O)/trace-page/.  CI runs it on both backends.
 .PHONY: trace-page-test
 trace-page-test: $(O)/main$(EXE)
-	test/docs/trace_page.sh $(O)/main$(EXE) $(B)/trace-page
+	test/docs/trace_page.sh $(O)/main$(EXE) $(O)/trace-page
 
 # ---- The checks themselves -------------------------------------------------------
 # Each check above, test/support/run.sh and test/docs/tarball.sh, fed in a

@@ -1,7 +1,9 @@
 #!/bin/sh
 # README's walkthrough of `./main --trace` (section "How stack copying
-# works"), made from what the program prints.  Two blocks of README.md lie
-# between marker comments: the trace excerpt and the frame table.
+# works"), made from what the program prints.  Three blocks of README.md lie
+# between marker comments: the trace excerpt and the frame table, and from
+# `./main --trace=trees`, the first yield whose slice holds fewer walk
+# frames than there are nodes from the root to the node it printed.
 #
 #   test/docs/readme_trace.sh write MAIN [README]   rewrites both blocks
 #   test/docs/readme_trace.sh check MAIN [README]   fails, showing the
@@ -12,9 +14,10 @@
 set -eu
 mode=$1 main=$2 readme=${3:-README.md}
 version=$(g++ -dumpversion | cut -d. -f1)
-trace=$(mktemp) new=$(mktemp)
-trap 'rm -f "$trace" "$new"' EXIT
+trace=$(mktemp) trees=$(mktemp) new=$(mktemp)
+trap 'rm -f "$trace" "$trees" "$new"' EXIT
 "$main" --trace > "$trace"
+"$main" --trace=trees > "$trees"
 
 # The excerpt: the first two resumes and yields, and the first copy back.
 excerpt() {
@@ -61,6 +64,39 @@ table() {
 	' "$trace"
 }
 
+# The trees excerpt: the tree, what the coroutine printed, its yield and
+# its slice's frames, and a sentence that counts them against the path
+# from the root (test/docs/tree_path.awk), with its right children.
+trees_excerpt() {
+	local id node walks said yield last shape nodes rights path right first
+	awk '
+		/^coroutine [0-9]+ : [0-9]+$/ { said = NR; node = $NF }
+		/^  yield / { split($0, a, /[ :]+/); id = a[3]; y = NR; n = 0 }
+		y && /^ +[0-9]+ B  walk$/ { n++ }
+		y && /^ +[0-9]+ B  / { last = NR }
+		y && /^  (resume|coroutine [0-9]+ returned)/ { print id, node, n, said, y, last; y = 0 }
+	' "$trees" | while read -r id node walks said yield last; do
+		shape=$(sed -n "s/^  coroutine $id walks \([^:]*\):.*/\1/p" "$trees")
+		path=$(echo "$shape $node" | awk -f "$(dirname "$0")/tree_path.awk")
+		nodes=${path%% *} path=${path#* }
+		rights=${path%% *} path=${path#* }
+		[ "$walks" -lt "$nodes" ] || continue
+		right=${path#*| }
+		path=$(echo "${path% |*}" | sed 's/ / → /g')
+		echo "    $(grep "^  coroutine $id walks" "$trees")"
+		echo "           ..."
+		sed -n "${said}p; ${yield}p" "$trees" | sed 's/^/    /'
+		echo "           ..."
+		first=$(sed -n "/frames in the slice/=" "$trees" | awk -v y="$yield" '$1 > y { print; exit }')
+		sed -n "${first},${last}p" "$trees" | sed 's/^/    /'
+		echo
+		echo "At node $node, $nodes nodes down coroutine $id's tree ($path; $(echo "$right" | sed 's/ /, /g')" \
+			"$([ "$rights" = 1 ] && echo "is a right child" || echo "are right children")), its slice holds $walks" \
+			"\`walk\` frames."
+		break
+	done
+}
+
 # README with the text between "<!-- begin NAME" and "<!-- end NAME" lines
 # replaced by the file $2.
 replace() {
@@ -73,9 +109,13 @@ replace() {
 
 excerpt > "$trace.excerpt"
 table > "$trace.table"
-replace "trace excerpt" "$trace.excerpt" < "$readme" | replace "frame table" "$trace.table" > "$new"
-rm -f "$trace.excerpt" "$trace.table"
-grep -q '<!-- begin trace excerpt' "$readme" && grep -q '<!-- begin frame table' "$readme" || {
+trees_excerpt > "$trace.trees"
+[ -s "$trace.trees" ] || { echo "$main --trace=trees: no yield holds fewer walk frames than nodes from the root" >&2; exit 1; }
+replace "trace excerpt" "$trace.excerpt" < "$readme" | replace "frame table" "$trace.table" |
+	replace "trees excerpt" "$trace.trees" > "$new"
+rm -f "$trace.excerpt" "$trace.table" "$trace.trees"
+grep -q '<!-- begin trace excerpt' "$readme" && grep -q '<!-- begin frame table' "$readme" &&
+	grep -q '<!-- begin trees excerpt' "$readme" || {
 	echo "$readme: the marker comments of the walkthrough are missing" >&2
 	exit 1
 }

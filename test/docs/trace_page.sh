@@ -1,27 +1,42 @@
 #!/bin/bash
 # The page of `main --trace=html`, checked in a real browser: headless
-# Chromium opens it at several steps of both walkthroughs (#walk=W&step=N,
-# and &next=K, which presses its "next" button K times), and what its
-# script drew (the DOM after it ran) must say what the text trace says at
-# that step (`main --trace` for the demo, `main --trace=trees` for the
-# second): the step count, the step's line, what the program printed, the
-# frames on the run stack and in both heap copies with their bytes, and
-# the bytes that moved.  And what a learner needs beside it: the heap copy
-# drawn at its block's size (the deepest slice so far: a block never
+# Chromium (driven by test/docs/trace_page.js, with node) opens it at every
+# step of both walkthroughs (#walk=W&step=N, and &next=K, which presses its
+# "next" button K times), in a window of 1,024 x 768 pixels, a projector's.
+#
+# What its script drew (the DOM after it ran) must say what the text trace
+# says at that step (`main --trace` for the demo, `main --trace=trees` for
+# the second): the step count, the step's line, what the program printed,
+# the frames on the run stack and in both heap copies with their bytes,
+# and the bytes that moved.  And what a learner needs beside it: the heap
+# copy drawn at its block's size (the deepest slice so far: a block never
 # shrinks), one scale for both walkthroughs, a first run drawing the frames
 # the coroutine starts with (the library's entry, then its function), each
 # frame's bytes said (return address, saved registers, locals), and in the
-# trees walkthrough each tree with the node its coroutine is at, one walk
-# frame per node from the root.  Every step of both walkthroughs must fit a
-# window 1,024 pixels wide, nothing drawn beyond it.  Screenshots of a few
-# steps of each walkthrough, 1,024 pixels wide, are kept in OUT.
+# trees walkthrough each tree with the node its coroutine is at and a
+# caption that counts the walk frames its slice really holds, saying why
+# there are fewer than nodes from the root where there are (tail calls).
+#
+# The trace itself must hold what the program makes it hold, on either
+# backend: at every yield, the library's entry (the same at every yield),
+# the coroutine's function (foo; or walk, once per call still running:
+# one per node from the root, less the right children where walk's call
+# for a right child is a tail call, which its disassembly says on x86_64),
+# coroutine_yield and the save, whose bytes add up to the slice.
+#
+# Every step must show its run stack, heap copies and caption without
+# scrolling, and the legend must open beside the step and close on it
+# (trace_page.js measures them); so must the steps of a copy of the page
+# given a third coroutine (a clone's heap copy and tree), as
+# coroutine_clone's walkthrough will need.  Screenshots of every step, and
+# where each step's parts end (heights.txt), are left in OUT.
 #
 #   test/docs/trace_page.sh MAIN OUT
 set -euo pipefail
 main=$1 out=$2
-chromium=${CHROMIUM:-chromium}
+here=$(dirname "$0")
 mkdir -p "$out"
-rm -f "$out"/*.png
+rm -f "$out"/*.png "$out"/*.html
 "$main" --trace > "$out/trace-1.txt"
 "$main" --trace=trees > "$out/trace-2.txt"
 "$main" --trace=html > "$out/trace.html"
@@ -30,7 +45,7 @@ page=$(realpath "$out/trace.html")
 fail() { echo "trace page: $*" >&2; exit 1; }
 
 # The page is trace_page.html with the walkthroughs put in, not an older copy.
-"$(dirname "$0")/trace_page_html.sh" "$main" || fail "the page is not trace_page.html's"
+"$here/trace_page_html.sh" "$main" || fail "the page is not trace_page.html's"
 
 # One self-contained file: nothing fetched from anywhere.
 if grep -n -i -E '<script[^>]*src|<link|<img|@import|url\(|https?://' "$page"; then
@@ -80,12 +95,12 @@ steps_of() {
 # What the DOM drew, in the same form, after the step's line.
 drawn() {
 	local d=$1
-	unescape() { sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g'; }
-	echo "$d" | { grep -o 'class="band frame[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
+	unescape() { sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&#39;/'"'"'/g; s/&amp;/\&/g'; }
+	{ grep -o 'class="band frame[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } < "$d" |
 		sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  run \1|\2/' | unescape
-	echo "$d" | { grep -o 'class="band hframe[^"]*" data-copy="[01]" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
+	{ grep -o 'class="band hframe[^"]*" data-copy="[01]" data-name="[^"]*" data-bytes="[0-9]*"' || true; } < "$d" |
 		sed 's/.*data-copy="\([01]\)" data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  copy\1 \2|\3/' | unescape
-	echo "$d" | { grep -o '<div class="said-line">[^<]*</div>' || true; } |
+	{ grep -o '<div class="said-line">[^<]*</div>' || true; } < "$d" |
 		sed 's|<div class="said-line">\(.*\)</div>|  said \1|' | unescape
 }
 
@@ -94,34 +109,147 @@ for w in 1 2; do
 	steps_of "$out/trace-$w.txt" > "$out/steps-$w.txt"
 	nsteps[$w]=$(grep -c -v '^  ' "$out/steps-$w.txt")
 	[ "${nsteps[$w]}" -gt 0 ] || fail "no steps in trace-$w.txt"
-	yields=$(grep -c '^yield' "$out/steps-$w.txt")
-	[ "$(awk '/^yield/ { y = 1; next } /^[^ ]/ { y = 0 } y && /^  run/' "$out/steps-$w.txt" | wc -l)" -ge \
-		$((5 * yields)) ] || fail "trace-$w.txt names fewer than 5 frames per yield"
 done
 # The second walkthrough is there to show slices of different sizes.
 [ "$(sed -n 's/^yield  [0-9]*: copied \([0-9]*\) bytes.*/\1/p' "$out/steps-2.txt" | sort -u | wc -l)" -ge 3 ] ||
 	fail "main --trace=trees yields fewer than 3 different slice sizes"
 
+# ---- What every yield's slice holds, as the program makes it -----------------
+# Each coroutine's tree, as main --trace=trees prints it.
+declare -A tree
+while read -r id shape; do tree[$id]=$shape; done < <(sed -n 's/^  coroutine \([0-9]*\) walks \([^:]*\):.*/\1 \2/p' "$out/trace-2.txt")
+[ "${#tree[@]}" = 2 ] || fail "main --trace=trees does not print both coroutines' trees"
+
+# Tail calls, read from the program's disassembly on x86_64: a call that
+# is a function's last act may be a jump that makes no frame.  Whether
+# walk's call for a right child is one (walk calls walk once, for the left
+# child, instead of twice); elsewhere, what the first yield below a right
+# child shows, which must then hold for every yield.  And whether foo or
+# walk jumps to coroutine_yield (clang's foo does at its last yield): that
+# yield's slice then holds one frame of theirs fewer.
+tail=
+declare -A jumps_to_yield=([foo]=0 [walk]=0)
+if [ "$(uname -m)" = x86_64 ] && command -v objdump > /dev/null; then
+	objdump -d -C --no-show-raw-insn "$main" > "$out/main.dis"
+	# in_function F REGEX: how many instructions of F match REGEX
+	in_function() {
+		awk -v f="$1" -v what="$2" '$0 ~ "^[0-9a-f]+ <" f "\\(" { on = 1; next } on && /^$/ { on = 0 }
+			on && $0 ~ what { n++ } END { print n + 0 }' "$out/main.dis"
+	}
+	case $(in_function walk '\tcall .*<walk\\(') in
+	1) tail=1 ;;
+	2) tail=0 ;;
+	*) fail "walk calls walk $(in_function walk '\tcall .*<walk\\(') times in $main's disassembly, not once or twice" ;;
+	esac
+	for f in foo walk; do
+		[ "$(in_function $f '\tjmp .*<coroutine_yield>')" = 0 ] || jumps_to_yield[$f]=1
+	done
+fi
+
+# yield W: for each yield of walkthrough W, its step, its coroutine, its
+# slice's bytes, the node it printed (walkthrough 2) and its frames' names
+# and bytes, one line: "STEP ID BYTES NODE NAME|BYTES;NAME|BYTES;...".
+yields() {
+	awk '!/^  / { k++; y = $0 ~ /^yield/; if (y) { split($0, a, /[ :]+/); id[k] = a[2]; bytes[k] = a[4] } next }
+		y && /^  run / { sub(/^  run /, ""); fr[k] = fr[k] $0 ";" }
+		/^  said coroutine [0-9]+ : [0-9]+$/ { node[k] = $NF }
+		END { for (i = 1; i <= k; i++) if (i in id) print i, id[i], bytes[i], (i in node ? node[i] : "-"), fr[i] }' "$out/steps-$1.txt"
+}
+for w in 1 2; do
+	body=$([ "$w" = 1 ] && echo foo || echo walk) entry_seen=
+	while read -r k id bytes node list; do
+		where="walkthrough $w, step $k (yield of coroutine $id)"
+		names=$(tr ';' '\n' <<< "$list" | sed '/^$/d; s/|[0-9]*$//')
+		sum=$(tr ';' '\n' <<< "$list" | awk -F'|' '{ s += $NF } END { print s + 0 }')
+		[ "${sum:-0}" = "$bytes" ] || fail "$where: its frames' bytes add up to ${sum:-0}, not the slice's $bytes:"$'\n'"$names"
+		[[ $(tail -1 <<< "$names") == save_* ]] || fail "$where: the last frame is not the save:"$'\n'"$names"
+		[ "$(tail -2 <<< "$names" | head -1)" = coroutine_yield ] || fail "$where: no coroutine_yield above the save:"$'\n'"$names"
+		entry=$(awk -v b="$body" '$0 == b || $0 == "coroutine_yield" { exit } { print }' <<< "$names")
+		[ -n "$entry" ] || fail "$where: no library entry above $body:"$'\n'"$names"
+		[ -z "$entry_seen" ] || [ "$entry" = "$entry_seen" ] ||
+			fail "$where: the entry is"$'\n'"$entry"$'\n'"at an earlier yield"$'\n'"$entry_seen"
+		entry_seen=$entry
+		calls=$(sed '1,'"$(wc -l <<< "$entry")"'d' <<< "$names" | head -n -2)
+		[ -z "$(grep -v -x "$body" <<< "$calls")" ] || fail "$where: frames other than $body between the entry and coroutine_yield:"$'\n'"$names"
+		count=$(grep -c -x "$body" <<< "$calls" || true)
+		# one frame fewer where the yield is a tail call
+		if [ "$w" = 1 ]; then
+			[ "$count" = 1 ] || { [ "$count" = 0 ] && [ "${jumps_to_yield[foo]}" = 1 ]; } ||
+				fail "$where: $count foo frames, not 1$([ "${jumps_to_yield[foo]}" = 0 ] || echo " (or 0: foo jumps to coroutine_yield)")"
+			continue
+		fi
+		read -r nodes rights _ <<< "$(echo "${tree[$id]} $node" | awk -f "$here/tree_path.awk")"
+		[ -n "${nodes:-}" ] || fail "$where: node $node is not in coroutine $id's tree ${tree[$id]}"
+		# A right child on the path: whether its call made a frame says
+		# whether walk's call for a right child is a tail call.
+		if [ "$rights" -gt 0 ] && [ -z "$tail" ]; then tail=$(( count == nodes ? 0 : 1 )); fi
+		want=$(( nodes - ${tail:-0} * rights ))
+		[ "$count" = "$want" ] || { [ "${jumps_to_yield[walk]}" = 1 ] && [ "$count" = $((want - 1)) ]; } ||
+			fail "$where: at node $node, $nodes nodes from the root, $rights of them right children," \
+			"the slice holds $count walk frames, not $want (walk's call for a right child $([ "${tail:-0}" = 1 ] || echo "not ")a tail call)"
+	done < <(yields "$w")
+done
+[ -n "$tail" ] || fail "cannot tell whether walk's call for a right child is a tail call: no yield below one"
+yields 2 | awk '{ print $2, $4 }' | while read -r id node; do echo "${tree[$id]} $node"; done |
+	awk -f "$here/tree_path.awk" | awk '$1 > 1 && $2 > 0 { found = 1 } END { exit !found }' ||
+	fail "no yield of main --trace=trees is below a right child"
+echo "trace page: every yield holds the entry ($(paste -sd";" <<< "$entry_seen" | sed "s/;/; /g")), foo or a walk frame per call" \
+	"still running (walk's call for a right child $([ "$tail" = 1 ] && echo "a tail call, with no frame" || echo "a call with a frame")), coroutine_yield and the save"
+
+# ---- The page in Chromium ----------------------------------------------------
+# Every step of both walkthroughs; the steps reached by &next=K and by an
+# address without walk=; the legend opened at the first step and at the
+# step with the most frames of each walkthrough; and a copy of the page
+# with two more walkthroughs, each walkthrough's steps with a third
+# coroutine whose heap copy and tree are coroutine 0's (a clone's), at
+# every step and with the legend.
+perl -0pe '
+	# two more tabs, and the words of the first two for them
+	s{^(<a id="walk-2".*\n)}{$1<a id="walk-3" href="#walk=3">3. A clone</a>\n<a id="walk-4" href="#walk=4">4. Two</a>\n}m;
+	s{^(<p class="about" id="about-1">.*?</p>\n)(<p class="about" id="about-2">.*?</p>\n)}{
+		my ($one, $two) = ($1, $2); my ($three, $four) = ($one, $two);
+		$three =~ s/about-1/about-3/; $four =~ s/about-2/about-4/; "$one$two$three$four" }mse;
+	# the same steps, with a third coroutine: a clone of coroutine 0
+	s{^(\];\n)}{$1\[0, 1].forEach(function (k) { var c = JSON.parse(JSON.stringify(walkthroughs[k]));
+		c.trees.push(c.trees[0]); c.steps.forEach(function (s) { s.heap.push(s.heap[0]); s.copies.push(s.copies[0]); });
+		walkthroughs.push(c); });\n}m;
+' "$page" > "$out/three.html"
+[ "$(grep -c 'id="walk-[34]"\|id="about-[34]"\|walkthroughs.push(c)' "$out/three.html")" = 5 ] ||
+	fail "cannot make the page with a third coroutine ($out/three.html)"
+deepest() { awk '!/^  / { k++ } /^  run / { n[k]++ } END { for (i in n) if (n[i] > m) { m = n[i]; s = i } print s }' "$out/steps-$1.txt"; }
+{
+	for w in 1 2; do
+		for k in $(seq 1 "${nsteps[$w]}"); do echo "walk-$w-step-$k $page walk=$w&step=$k"; done
+		for k in 1 3 "$(deepest "$w")"; do echo "walk-$w-step-$k-legend $page walk=$w&step=$k legend"; done
+		echo "walk-$w-next $page walk=$w&step=4&next=1"
+		echo "walk-$w-last $page walk=$w&step=1&next=$((nsteps[$w] + 3))"
+		for k in $(seq 1 "${nsteps[$w]}"); do echo "clone-$((w + 2))-step-$k $out/three.html walk=$((w + 2))&step=$k"; done
+		echo "clone-$((w + 2))-step-$(deepest "$w")-legend $out/three.html walk=$((w + 2))&step=$(deepest "$w") legend"
+	done
+	echo "no-walk $page step=3"
+} > "$out/visits.txt"
+node "$here/trace_page.js" "$out" < "$out/visits.txt" > "$out/heights.txt" ||
+	fail "in Chromium, at 1,024 x 768 (above; where each step's parts end: $out/heights.txt)"
+grep -h '^walk-[12]-step-[0-9]* ' "$out/heights.txt" | sed 's/^[^ ]* //' |
+	awk '{ b = 0; for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/ && $(i - 1) != "step") { v = $i + 0; if (v > b) b = v } }
+		b > m { m = b; s = $0 } END { print "trace page: every step fits; the lowest part ends " m " pixels down (" s ")" }'
+
+# ---- What the page draws at each step, against the trace ---------------------
 # What the trace says at step k (1-based) of walkthrough w.
 expected() { awk -v k="$2" '!/^  / { s++ } s == k' "$out/steps-$1.txt"; }
 
-dom() {
-	timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-		--virtual-time-budget=2000 --dump-dom "file://$page#$1" 2> /dev/null
-}
-
-check_step() { # walkthrough, url-hash, step shown
-	local w=$1 hash=$2 k=$3 d want got steps=${nsteps[$1]}
-	d=$(dom "$hash")
-	grep -q "id=\"walk-$w\"[^>]*class=\"on\"" <<< "$d" || fail "#$hash: the page does not show walkthrough $w"
-	grep -q "<b id=\"steps\">$steps</b>" <<< "$d" || fail "#$hash: the page does not count $steps steps"
-	grep -q "<b id=\"step\">$k</b>" <<< "$d" || fail "#$hash: the page is not at step $k"
+check_step() { # walkthrough, visit, step shown
+	local w=$1 name=$2 k=$3 d want got steps=${nsteps[$1]}
+	d=$out/$name.html
+	grep -q "id=\"walk-$w\"[^>]*class=\"on\"" "$d" || fail "$name: the page does not show walkthrough $w"
+	grep -q "<b id=\"steps\">$steps</b>" "$d" || fail "$name: the page does not count $steps steps"
+	grep -q "<b id=\"step\">$k</b>" "$d" || fail "$name: the page is not at step $k"
 	want=$(expected "$w" "$k")
-	got=$(echo "$d" | sed -n 's|.*<div id="title">\([^<]*\)</div>.*|\1|p')
-	[ "$got" = "$(echo "$want" | head -1)" ] || fail "#$hash: step $k says '$got', the trace '$(echo "$want" | head -1)'"
+	got=$(sed -n 's|.*<div id="title">\([^<]*\)</div>.*|\1|p' "$d")
+	[ "$got" = "$(echo "$want" | head -1)" ] || fail "$name: step $k says '$got', the trace '$(echo "$want" | head -1)'"
 	got=$(drawn "$d")
 	[ "$got" = "$(echo "$want" | tail -n +2)" ] ||
-		fail "#$hash: step $k draws"$'\n'"$got"$'\n'"the trace has"$'\n'"$(echo "$want" | tail -n +2)"
+		fail "$name: step $k draws"$'\n'"$got"$'\n'"the trace has"$'\n'"$(echo "$want" | tail -n +2)"
 	# The bytes that moved: a yield's out, a copy back's in.
 	local line moved dir run
 	line=$(echo "$want" | head -1)
@@ -131,11 +259,9 @@ check_step() { # walkthrough, url-hash, step shown
 	*still*) dir=kept moved=$(echo "$line" | sed 's/.*its \([0-9]*\) bytes.*/\1/') ;;
 	*) dir=none moved=0 ;;
 	esac
-	grep -q "id=\"arrow\" data-dir=\"$dir\" data-bytes=\"$moved\"" <<< "$d" ||
-		grep -q "data-dir=\"$dir\" data-bytes=\"$moved\"[^>]*id=\"arrow\"" <<< "$d" ||
-		fail "#$hash: step $k does not show $moved bytes moving ($dir)"
-	# The whole run stack: a guard below it, and the slice on it, the run
-	# stack's frames' bytes.
+	grep -q "id=\"arrow\" data-dir=\"$dir\" data-bytes=\"$moved\"" "$d" ||
+		grep -q "data-dir=\"$dir\" data-bytes=\"$moved\"[^>]*id=\"arrow\"" "$d" ||
+		fail "$name: step $k does not show $moved bytes moving ($dir)"
 	# Each heap copy in its block, at least as big as its coroutine's
 	# deepest slice so far (until it is freed), drawn at that size.
 	local c block
@@ -144,73 +270,94 @@ check_step() { # walkthrough, url-hash, step shown
 			$0 ~ "^yield  " c ":" { n = $4 + 0; if (n > b) b = n }
 			$0 ~ "^coroutine " c " returned" { b = -1 } END { print b + 0 }' "$out/steps-$w.txt")
 		[ "$block" -le 0 ] && continue
-		grep -q "class=\"box c$c[^\"]*\"[^>]*data-block=\"$block\"" <<< "$d" ||
-			fail "#$hash: coroutine $c's heap copy is not drawn in a block of $block bytes (its deepest slice so far)"
+		grep -q "class=\"box c$c[^\"]*\"[^>]*data-block=\"$block\"" "$d" ||
+			fail "$name: coroutine $c's heap copy is not drawn in a block of $block bytes (its deepest slice so far)"
 	done
 	# One scale for both walkthroughs.
-	grep -q "id=\"zoom\" data-scale=\"$scale\"" <<< "$d" ||
-		fail "#$hash: another scale than the other walkthrough's ($scale pixels per byte)"
-	# Every frame on the run stack says what its bytes are.
-	[ "$(grep -o 'class="why"' <<< "$d" | wc -l)" -ge "$(echo "$want" | grep -c '^  run ' || true)" ] ||
-		fail "#$hash: a frame on the run stack does not say what its bytes are"
+	grep -q "id=\"zoom\" data-scale=\"$scale\"" "$d" ||
+		fail "$name: another scale than the other walkthrough's ($scale pixels per byte)"
+	# Every frame on the run stack says what its bytes are: its parts, or
+	# that they are those of the frame above it, which is the same frame.
+	local labels
+	labels=$(perl -ne 'while (/<div class="label"[^>]*><span class="b">(\d+) B<\/span><span>(.*?)<small class="why( same)?">([^<]*)</g) {
+		my ($b, $n, $same, $t) = ($1, $2, $3, $4); $n =~ s/<[^>]*>//g; print "$b|$n|", ($same ? "same" : ""), "|$t\n" }' "$d")
+	[ "$(grep -c . <<< "$labels" || true)" -ge "$(echo "$want" | grep -c '^  run ' || true)" ] ||
+		fail "$name: a frame on the run stack does not say what its bytes are"
+	local sums
+	sums=$(awk -F'|' '$3 == "same" { if ($1 != b || $2 != n) print "a frame said the same as the one above is not:", $0; next }
+		{ b = $1; n = $2 } $4 ~ /saved register/ { s = 0; t = $4; while (match(t, /[0-9]+ B/)) { s += substr(t, RSTART, RLENGTH - 2); t = substr(t, RSTART + RLENGTH) }
+		print (s == $1 ? "ok" : $1 " B frame: " $4) }' <<< "$labels")
+	[ -z "$(grep -v '^ok$' <<< "$sums")" ] || fail "$name: a frame's parts do not add up to its bytes:"$'\n'"$(grep -v '^ok$' <<< "$sums")"
 	# Where the trace read a frame's saved registers, its parts add up to
 	# its bytes; at a yield it read them for some frame (the function's
 	# call frame information says which registers it saved).
-	local sums
-	sums=$(perl -ne 'while (/class="b">(\d+) B<\/span>.*?class="why">([^<]*)</g) { my ($b, $t) = ($1, $2);
-		next unless $t =~ /saved register/; my $s = 0; $s += $1 while $t =~ /(\d+) B/g;
-		print $s == $b ? "ok\n" : "$b B frame: $t\n" }' <<< "$d")
-	[ -z "$sums" ] || ! grep -v '^ok$' <<< "$sums" || fail "#$hash: a frame's parts do not add up to its bytes (above)"
 	[[ $line != yield* ]] || grep -q '^ok$' <<< "$sums" ||
-		fail "#$hash: no frame on the run stack says which registers it saved"
-	# A first run: the frames it starts with, the entry down to the
-	# coroutine's function (foo, or walk), which its next yield saves.
+		fail "$name: no frame on the run stack says which registers it saved"
+	# A first run: the frames it starts with, which its next yield saves:
+	# the entry down to the function the coroutine was made with (foo, or
+	# walk_tree), or where that one left no frame (walk_tree's call of walk
+	# is a tail call) the function it jumped to.
 	if [[ $line == *"first run"* ]]; then
 		local body start next
 		body=$([ "$w" = 1 ] && echo foo || echo walk)
-		start=$(echo "$d" | { grep -o 'class="band start[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } |
+		start=$({ grep -o 'class="band start[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } < "$d" |
 			sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/\1|\2/' | sed 's/&#39;/'"'"'/g; s/&amp;/\&/g')
 		next=$(awk -v k="$k" -v id="${line#resume }" 'BEGIN { sub(/:.*/, "", id) } !/^  / { s++; y = s > k && $0 ~ "^yield  " id ":" }
 			y && /^  run / { sub(/^  run /, ""); print } s > k && !/^  / && !y && f { exit } y { f = 1 }' "$out/steps-$w.txt")
+		grep -q '^walk_tree|' <<< "$next" && body=walk_tree
 		[ -n "$start" ] && [ "$(echo "$start" | tail -1 | cut -d'|' -f1)" = "$body" ] &&
 			[ "$(echo "$next" | head -n "$(echo "$start" | wc -l)")" = "$start" ] ||
-			fail "#$hash: the first run does not draw the frames it starts with, down to $body:"$'\n'"$start"$'\n'"its first yield saves"$'\n'"$next"
+			fail "$name: the first run does not draw the frames it starts with, down to $body:"$'\n'"$start"$'\n'"its first yield saves"$'\n'"$next"
 	fi
-	# The trees walkthrough: at a yield, the coroutine's tree shows the
-	# node it printed, as deep as the walk frames its slice holds.
-	if [ "$w" = 2 ] && [[ $line == yield* ]]; then
-		local id=${line#yield  } at depth
-		id=${id%%:*}
-		at=$(echo "$want" | sed -n "s/^  said coroutine $id : \([0-9]*\)\$/\1/p" | tail -1)
-		depth=$(echo "$want" | grep -c '^  run walk|' || true)
-		grep -q "class=\"tree\" data-id=\"$id\" data-at=\"$at\" data-depth=\"$depth\"" <<< "$d" ||
-			fail "#$hash: coroutine $id's tree does not show node $at, $depth walk frames down"
+	# The trees walkthrough: each coroutine's tree shows the node it
+	# printed last, and its caption counts the walk frames of its last
+	# yield's slice (in its heap copy, or back on the run stack) against
+	# the nodes from the root, saying why where they differ.
+	if [ "$w" = 2 ]; then
+		for c in 0 1; do
+			local at frames nodes rights path caption why
+			at=$(expected_so_far 2 "$k" | sed -n "s/^  said coroutine $c : \([0-9]*\)\$/\1/p" | tail -1)
+			frames=$(echo "$want" | grep -c "^  copy$c walk|" || true)
+			if [ -z "$at" ] || [ "$frames" = 0 ]; then continue; fi
+			read -r nodes rights path <<< "$(echo "${tree[$c]} $at" | awk -f "$here/tree_path.awk")"
+			grep -q "class=\"tree\" data-id=\"$c\" data-at=\"$at\" data-depth=\"$frames\" data-nodes=\"$nodes\"" "$d" ||
+				fail "$name: coroutine $c's tree does not show node $at, $nodes nodes down, with $frames walk frames"
+			caption=$(perl -ne 'print "$1\n" if /class="tree" data-id="'"$c"'".*?<div class="where">([^<]*)</' "$d")
+			[[ $caption == "at node $at: $frames walk frame"*" for $nodes node"* ]] ||
+				fail "$name: coroutine $c's caption does not count $frames walk frames for $nodes nodes: '$caption'"
+			# where the missing frames are the right children's (walk's
+			# tail calls), it names them: "4 is a right child", "4 and 6
+			# are right children"
+			why="tail call"
+			if [ "$tail" = 1 ] && [ $((nodes - frames)) = "$rights" ]; then
+				why=$(echo "${path#*| }" | awk '{ s = $1; for (i = 2; i <= NF; i++) s = s (i == NF ? " and " : ", ") $i
+					print s (NF > 1 ? " are right children" : " is a right child") }')
+			fi
+			[ "$frames" = "$nodes" ] || [[ $caption == *"$why"*"tail call"* ]] ||
+				fail "$name: coroutine $c's caption does not say why $((nodes - frames)) frames are missing ($why): '$caption'"
+		done
 	fi
-	[ "$w" = 2 ] || ! grep -q 'id="trees" class="on"' <<< "$d" || fail "#$hash: trees drawn for the demo"
-	grep -q 'id="whole"[^>]*data-stack="[1-9][0-9]*" data-guard="[1-9][0-9]*"' <<< "$d" ||
-		fail "#$hash: the whole run stack has no size or no guard"
+	[ "$w" = 2 ] || ! grep -q 'id="trees" class="on"' "$d" || fail "$name: trees drawn for the demo"
+	grep -q 'id="whole"[^>]*data-stack="[1-9][0-9]*" data-guard="[1-9][0-9]*"' "$d" ||
+		fail "$name: the whole run stack has no size or no guard"
 	run=$(echo "$want" | awk -F'|' '/^  run / { b += $NF } END { print b + 0 }')
-	[ "$run" = 0 ] || grep -q "class=\"sliver\" data-bytes=\"$run\"" <<< "$d" ||
-		fail "#$hash: the whole run stack does not show the $run-byte slice"
-	echo "trace page: walkthrough $w, step $k of $steps (#$hash) draws what the trace says"
+	[ "$run" = 0 ] || grep -q "class=\"sliver\" data-bytes=\"$run\"" "$d" ||
+		fail "$name: the whole run stack does not show the $run-byte slice"
 }
+# What the trace says at steps 1 .. k of walkthrough w.
+expected_so_far() { awk -v k="$2" '!/^  / { s++ } s <= k' "$out/steps-$1.txt"; }
 
 # The scale the first walkthrough is drawn at: the other's must be the same.
-scale=$(dom "walk=1&step=2" | sed -n 's/.*id="zoom" data-scale="\([0-9.e-]*\)".*/\1/p')
+scale=$(sed -n 's/.*id="zoom" data-scale="\([0-9.e-]*\)".*/\1/p' "$out/walk-1-step-2.html")
 [ -n "$scale" ] || fail "the page says no scale"
 
 for w in 1 2; do
-	n=${nsteps[$w]}
-	check_step "$w" "walk=$w&step=1" 1
-	check_step "$w" "walk=$w&step=2" 2
-	check_step "$w" "walk=$w&step=4&next=1" 5
-	check_step "$w" "walk=$w&step=$((n - 1))" $((n - 1))
-	check_step "$w" "walk=$w&step=1&next=$((n + 3))" "$n"
+	for k in $(seq 1 "${nsteps[$w]}"); do check_step "$w" "walk-$w-step-$k" "$k"; done
+	check_step "$w" "walk-$w-next" 5
+	check_step "$w" "walk-$w-last" "${nsteps[$w]}"
 done
-check_step 1 "step=3" 3
-check_step 2 "walk=2&step=3" 3
-[ "${nsteps[2]}" -lt 9 ] || check_step 2 "walk=2&step=9" 9
-check_step 2 "walk=2&step=10" 10
+check_step 1 no-walk 3
+echo "trace page: every step of both walkthroughs draws what the trace says (${nsteps[1]} and ${nsteps[2]} steps)"
 
 # The saved registers a frame names are the function's: on x86_64, the
 # registers its prologue pushes before its first call, in the program's
@@ -222,56 +369,13 @@ if [ "$(uname -m)" = x86_64 ] && command -v objdump > /dev/null; then
 		on && /\tpush / { n++ }
 		on && (/\tcall / || /\tret/ || /^$/) { print name, n; on = 0 }' | sort -u > "$out/pushes.txt"
 	[ "$(wc -l < "$out/pushes.txt")" = 3 ] || fail "cannot read foo's, walk's and coroutine_yield's prologues"
-	for hash in "walk=1&step=2" "walk=2&step=2"; do
-		dom "$hash" | sed 's/<wbr>//g' | perl -ne 'while (/class="b">\d+ B<\/span><span>([a-z_]+)<small class="why">[^<]*?(\d+) saved register/g) {
+	for name in walk-1-step-2 walk-2-step-2; do
+		sed 's/<wbr>//g' "$out/$name.html" | perl -ne 'while (/class="b">\d+ B<\/span><span>([a-z_]+)<small class="why">[^<]*?(\d+) saved register/g) {
 			print "$1 $2\n" }' | sort -u > "$out/saved.txt"
 		missing=$(comm -23 "$out/pushes.txt" "$out/saved.txt" |
-			{ grep -v "^$([ "$hash" = "walk=1&step=2" ] && echo walk || echo foo) " || true; })
-		[ -z "$missing" ] || fail "#$hash: the page does not give these functions' saved registers (function, pushes): $missing; it says: $(cat "$out/saved.txt")"
+			{ grep -v "^$([ "$name" = walk-1-step-2 ] && echo walk || echo foo) " || true; })
+		[ -z "$missing" ] || fail "$name: the page does not give these functions' saved registers (function, pushes): $missing; it says: $(cat "$out/saved.txt")"
 	done
 	echo "trace page: the frames' saved registers are what their prologues push ($(paste -sd, "$out/pushes.txt"))"
 fi
-
-# Every step of both walkthroughs in a window 1,024 pixels wide (a
-# projector's): the page may not scroll sideways, and nothing it draws may
-# reach past the window's right edge.  A script added to a copy of the page
-# draws each step and writes what it measured into the page.
-sed '/^<\/body>/i <script>\
-(function () {\
-  var worst = { right: 0, what: "" }, scroll = 0;\
-  walkthroughs.forEach(function (w, wi) {\
-    walk = wi;\
-    w.steps.forEach(function (s, k) {\
-      go(k);\
-      scroll = Math.max(scroll, document.documentElement.scrollWidth);\
-      document.querySelectorAll("body *").forEach(function (e) {\
-        var r = e.getBoundingClientRect();\
-        if (r.width > 0 \&\& r.right > worst.right)\
-          worst = { right: Math.ceil(r.right), what: "walkthrough " + (wi + 1) + ", step " + (k + 1) + ": " + e.tagName + "." + e.className };\
-      });\
-    });\
-  });\
-  var out = document.createElement("pre");\
-  out.id = "measured";\
-  out.textContent = window.innerWidth + " " + scroll + " " + worst.right + " " + worst.what;\
-  document.body.appendChild(out);\
-})();\
-</script>' "$page" > "$out/measure.html"
-measured=$(timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1024,768 \
-	--virtual-time-budget=5000 --dump-dom "file://$(realpath "$out/measure.html")" 2> /dev/null |
-	sed -n 's|.*<pre id="measured">\([^<]*\)</pre>.*|\1|p')
-read -r window scroll right what <<< "$measured"
-[ "${window:-0}" = 1024 ] || fail "could not measure the page in a window 1,024 pixels wide ('$measured')"
-[ "$scroll" -le 1024 ] && [ "$right" -le 1024 ] ||
-	fail "the page is $scroll pixels wide in a 1,024-pixel window; its widest part ends at $right ($what)"
-echo "trace page: every step of both walkthroughs fits 1,024 pixels (widest part ends at $right)"
-
-for w in 1 2; do
-	for k in 2 3 5 $((nsteps[$w] - 1)); do
-		shot=$out/walk-$w-step-$k.png
-		timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1024,1100 \
-			--screenshot="$shot" "file://$page#walk=$w&step=$k" > /dev/null 2>&1 || fail "no screenshot of $shot"
-		[ -s "$shot" ] || fail "no screenshot $shot"
-	done
-done
-echo "trace page: screenshots in $out/walk-*-step-*.png"
+echo "trace page: screenshots of every step in $out/*.png"
