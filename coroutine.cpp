@@ -458,7 +458,7 @@ static void asan_leave_main(struct schedule *S);
 static void asan_back_in_main(struct schedule *S);
 static void asan_enter_coroutine(struct schedule *S, struct coroutine *C);
 static void asan_leave_coroutine(struct schedule *S, struct coroutine *C);
-static void asan_save_shadow(struct schedule *S, struct coroutine *C);
+static int asan_save_shadow(struct schedule *S, struct coroutine *C, const char *func, int may_fail); /* see there */
 static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
 static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
@@ -791,16 +791,21 @@ static ALWAYS_INLINE context *save_slice(struct schedule *S, char *bottom, const
 		fail("%s: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
 		     func, top - bottom, STACK_SIZE);
-	size_t size = (size_t)(top - bottom);
+	size_t size = (size_t)(top - bottom), last = C->size;
 	/* Only a slice larger than the last can need a larger block. */
-	if (size > (size_t)C->size && (C = with_room_for(S, size)) == NULL) {
+	if (size > last && (C = with_room_for(S, size)) == NULL) {
 		if (may_fail)
 			return NULL;
 		fail("%s: out of memory saving %zu bytes of stack", func, size);
 	}
 	C->size = (unsigned)size;
 	copy_stack(slice_in_block(C, bottom, size), bottom, size);
-	asan_save_shadow(S, C);
+	/* Out of memory for ASan's shadow too: the size as it was, and the
+	 * block's bytes unread until a yield succeeds. */
+	if (!asan_save_shadow(S, C, func, may_fail)) {
+		C->size = (unsigned)last;
+		return NULL;
+	}
 	return &C->ctx;
 }
 
@@ -1880,20 +1885,24 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 
 /* The shadow of the live slice (the redzones around the locals of frames
  * that have not returned) is saved and put back with its bytes, so that
- * ASan still sees an overflow of a local that lived across a yield.  The
- * shadow is memory ASan does not let checked code touch. */
-NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
+ * ASan still sees an overflow of a local that lived across a yield.  Out of
+ * memory: 0 if the yield may fail, else it stops, naming func.  The shadow
+ * is memory ASan does not let checked code touch. */
+NO_ASAN static int asan_save_shadow(struct schedule *S, struct coroutine *C, const char *func, int may_fail)
 {
 	size_t n;
 	const char *from = slice_shadow(S, C, &n);
 	if (C->shadow == NULL || buffer_capacity(C->shadow) < n) {
 		char *grown = (char *)malloc(n);
+		if (grown == NULL && may_fail)
+			return 0;
 		if (grown == NULL)
-			fail("coroutine_yield: out of memory saving %zu bytes of ASan shadow", n);
+			fail("%s: out of memory saving %zu bytes of ASan shadow", func, n);
 		free(C->shadow);
 		C->shadow = grown;
 	}
 	copy_stack(C->shadow, from, n);
+	return 1;
 }
 
 NO_ASAN static void asan_restore_shadow(struct schedule *S, struct coroutine *C)
@@ -1913,7 +1922,7 @@ static void asan_back_in_main(struct schedule *) {}
 static void asan_enter_coroutine(struct schedule *, struct coroutine *) {}
 static void asan_leave_coroutine(struct schedule *, struct coroutine *) {}
 static void asan_free_fake_stack(struct schedule *, struct coroutine *) {}
-static void asan_save_shadow(struct schedule *, struct coroutine *) {}
+static int asan_save_shadow(struct schedule *, struct coroutine *, const char *, int) { return 1; }
 static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
 static void asan_free_shadow(struct coroutine *) {}
 #endif
