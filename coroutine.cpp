@@ -1999,7 +1999,7 @@ static void tools_forget_schedule(struct schedule *S)
 /* The line that names the fault, built without stdio (a signal handler may
  * call only async-signal-safe functions): text, a decimal, a hexadecimal. */
 struct report_line {
-	char text[320];
+	char text[512];
 	size_t n;
 };
 
@@ -2044,22 +2044,34 @@ static void add_schedule(struct report_line *line, const struct schedule *S)
 	add_number(line, (uintmax_t)(uintptr_t)S, 16);
 }
 
+static uintmax_t system_thread_id(void); /* per platform, below: 0 if none */
+
 /* "main read", "coroutine 1 wrote to" or, of another schedule than S whose
  * run stack or locals were touched, "coroutine 1 (schedule 0x...) read":
- * whatever runs on this thread, an open schedule's coroutine, else main.
- * A thread that never used the library has no number (and runs none). */
+ * whatever runs on this thread, an open schedule's coroutine; else main,
+ * on S's thread; else "another thread (id 1234)", by the system's number
+ * (gdb's LWP).  A thread that never used the library has no number (and
+ * runs none). */
 static void add_toucher(struct report_line *line, const struct schedule *S, const char *verb)
 {
 	const struct schedule *R = open_schedules;
 	while (R != NULL && !(R->running >= 0 && R->thread == thread_number && thread_number != 0))
 		R = R->next_open;
-	if (R == NULL) {
-		add_text(line, "main");
-	} else {
+	if (R != NULL) {
 		add_coroutine(line, R->running);
 		if (R != S) {
 			add_text(line, " (");
 			add_schedule(line, R);
+			add_text(line, ")");
+		}
+	} else if (S->thread == thread_number && thread_number != 0) {
+		add_text(line, "main");
+	} else {
+		uintmax_t id = system_thread_id();
+		add_text(line, "another thread");
+		if (id != 0) {
+			add_text(line, " (id ");
+			add_number(line, id, 10);
 			add_text(line, ")");
 		}
 	}
@@ -2088,33 +2100,96 @@ static int slot_of(const struct schedule *S, const struct coroutine *C)
 	return -1;
 }
 
-/* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
- * is suspended: ...": whose bytes lie at address.  Those of the run stack's
- * owner within its live slice as it last yielded; below it, those of a
- * coroutine that ran before, which nothing records.  With no owner (none
- * has run, or the last one finished), nobody's. */
-static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
+/* The suspended coroutines of S whose saved slices reach below_top bytes
+ * under the top (top - address <= size): a local there is one of theirs.
+ * How many, and the first NAMED ids, which the line lists. */
+#define NAMED 4
+struct covering {
+	int id[NAMED];
+	int n;
+};
+
+static void find_covering(const struct schedule *S, size_t below_top, struct covering *c)
 {
-	struct coroutine *C = S->owner;
-	int id = C != NULL ? slot_of(S, C) : -1;
-	size_t below_top = address < S->top ? (size_t)(S->top - address) : 0;
-	add_toucher(line, S, verb);
-	if (id >= 0 && below_top <= C->size) {
-		add_text(line, " ");
-		add_coroutine(line, id);
-		add_text(line, "'s stack");
-	} else if (id >= 0) {
-		add_text(line, " the run stack below ");
-		add_coroutine(line, id);
-		add_text(line, "'s live slice");
-	} else {
-		add_text(line, " the run stack");
+	c->n = 0;
+	/* An empty slot's size is 0, as a coroutine's that has not run. */
+	for (int id = 0; id < S->cap && below_top > 0; id++)
+		if (below_top <= S->co[id]->size && id != S->running) {
+			if (c->n < NAMED)
+				c->id[c->n] = id;
+			c->n++;
+		}
+}
+
+/* "coroutine 0, 1, 2, 3 or 996 others" */
+static void add_ids(struct report_line *line, const struct covering *c)
+{
+	int listed = c->n <= NAMED ? c->n : NAMED;
+	add_coroutine(line, c->id[0]);
+	for (int k = 1; k < listed; k++) {
+		add_text(line, k + 1 < listed || c->n > NAMED ? ", " : " or ");
+		add_number(line, (uintmax_t)c->id[k], 10);
 	}
+	if (c->n > NAMED) {
+		add_text(line, " or ");
+		add_number(line, (uintmax_t)(c->n - NAMED), 10);
+		add_text(line, c->n - NAMED == 1 ? " other" : " others");
+	}
+}
+
+static void add_offset(struct report_line *line, const struct schedule *S, const char *address)
+{
 	add_text(line, address < S->top ? " (top-" : " (top+");
-	add_number(line, address < S->top ? below_top : (uintmax_t)(address - S->top), 10);
+	add_number(line, address < S->top ? (uintmax_t)(S->top - address) : (uintmax_t)(address - S->top), 10);
 	add_text(line, ", ");
 	add_schedule(line, S);
-	add_rule(line, id);
+}
+
+/* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
+ * is suspended: ...": whose locals may lie at address.  Those of the
+ * suspended coroutines whose saved slices reach it, all of them (any may
+ * have handed out the pointer); else bytes of a call that has returned, of
+ * whichever coroutine ran there, which nothing records: the line names the
+ * last to run, and says so.  With none (none has run, or the last one
+ * finished), nobody's. */
+static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
+{
+	struct covering c;
+	find_covering(S, address < S->top ? (size_t)(S->top - address) : 0, &c);
+	int last = S->owner != NULL ? slot_of(S, S->owner) : -1;
+	add_toucher(line, S, verb);
+	if (address >= S->top) {
+		add_text(line, " the run stack's room above its top");
+		add_offset(line, S, address);
+		add_text(line, "), where no coroutine's locals lie (the shared-stack rule)\n");
+	} else if (c.n == 1) {
+		add_text(line, " ");
+		add_coroutine(line, c.id[0]);
+		add_text(line, "'s stack");
+		add_offset(line, S, address);
+		add_rule(line, c.id[0]);
+	} else if (c.n > 1) {
+		add_text(line, " the stack of ");
+		add_ids(line, &c);
+		add_offset(line, S, address);
+		add_text(line, ") while they are suspended: a suspended coroutine's locals have no address "
+			 "(the shared-stack rule); the saved slices of all ");
+		add_number(line, (uintmax_t)c.n, 10);
+		add_text(line, " reach there, and gdb's coroutine bt ID shows which of their functions "
+			 "has a local at top-");
+		add_number(line, (uintmax_t)(S->top - address), 10);
+		add_text(line, "\n");
+	} else if (last >= 0) {
+		add_text(line, " the run stack");
+		add_offset(line, S, address);
+		add_text(line, ") below every suspended coroutine's slice, where ");
+		add_coroutine(line, last);
+		add_text(line, " ran last: the locals of a call that has returned have no address (the shared-stack rule)\n");
+	} else {
+		add_text(line, " the run stack");
+		add_offset(line, S, address);
+		add_rule(line, -1);
+	}
 }
 
 static void print_to_stderr(const char *text, size_t n); /* per platform, below */
@@ -2165,6 +2240,11 @@ static void print_to_stderr(const char *text, size_t n)
 	fflush(stderr);
 }
 
+static uintmax_t system_thread_id(void)
+{
+	return GetCurrentThreadId();
+}
+
 /* ExceptionInformation: what the access was (0 read, 1 write, 8 execute), and where. */
 static LONG CALLBACK on_access_violation(EXCEPTION_POINTERS *e)
 {
@@ -2194,6 +2274,11 @@ static void stop_watching_faults(void)
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#elif defined(__APPLE__)
+#include <pthread.h>
+#endif
 
 static void set_run_stack_access(struct schedule *S, int access)
 {
@@ -2212,6 +2297,19 @@ static void print_to_stderr(const char *text, size_t n)
 			return;
 		text += written, n -= (size_t)written;
 	}
+}
+
+static uintmax_t system_thread_id(void)
+{
+#if defined(__linux__)
+	return (uintmax_t)syscall(SYS_gettid);
+#elif defined(__APPLE__)
+	uint64_t id = 0;
+	pthread_threadid_np(NULL, &id);
+	return id;
+#else
+	return 0;
+#endif
 }
 
 /* Whether the access was a write, as far as the CPU says: x86_64's page
