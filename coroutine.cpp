@@ -2347,40 +2347,76 @@ static const char *access_kind(const void *context)
 #endif
 }
 
-/* The actions of the program (or of the sanitizers) that ours replaced. */
+/* What this copy of the library keeps of the fault handlers: its own, and
+ * the actions it replaced, which it passes faults on to (the program's, the
+ * sanitizers', another copy's).  Other copies read and write it: see
+ * "Several copies of the library", below. */
 #if defined(__APPLE__)
 static const int fault_signals[] = { SIGSEGV, SIGBUS }; /* macOS: SIGBUS for a protected page */
 #else
 static const int fault_signals[] = { SIGSEGV };
 #endif
 #define FAULT_SIGNALS (sizeof fault_signals / sizeof fault_signals[0])
-static struct sigaction earlier_actions[FAULT_SIGNALS];
+typedef void (*fault_handler)(int, siginfo_t *, void *);
+struct fault_chain_link {
+	uint32_t size;          /* sizeof (struct fault_chain_link): the same layout */
+	fault_handler handler;  /* on_fault */
+	struct sigaction earlier[FAULT_SIGNALS];
+};
+static void on_fault(int sig, siginfo_t *info, void *context);
+/* Named for the note that leads to it on ELF (see there). */
+#if defined(__APPLE__)
+#define NAMED_FOR_THE_NOTE
+#else
+#define CHAIN_LINK_NAME "coroutine_fault_chain_link"
+#define NAMED_FOR_THE_NOTE __asm__(CHAIN_LINK_NAME)
+#endif
+KEPT static struct fault_chain_link this_copy NAMED_FOR_THE_NOTE = { sizeof(struct fault_chain_link), on_fault, {} };
+
+static int is_ours(const struct sigaction *action)
+{
+	return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_fault;
+}
 
 static const struct sigaction *earlier_action(int sig)
 {
 	size_t i = 0;
 	while (i < FAULT_SIGNALS - 1 && fault_signals[i] != sig)
 		i++;
-	return &earlier_actions[i];
+	return &this_copy.earlier[i];
 }
 
-/* The signal goes where it went before ours was installed.  The default
- * action, and an ignored fault (which the kernel would not ignore), are
- * had by returning with the default in place: the access faults again.
- * A signal that was sent, not a fault, is sent again. */
+/* The signal goes where it went before ours was installed, as the kernel
+ * would have sent it there: ours was installed with that action's flags
+ * and mask (see watch_faults), so the thread's mask, the stack, a reset to
+ * the default are already what the kernel would have made them; only
+ * SA_NODEFER is left to do, as ours keeps the signal blocked while it
+ * reports.  The default action, and an ignored fault (which the kernel
+ * would not ignore), are had by returning with the default in place: the
+ * access faults again.  A signal that was sent, not a fault, is sent again,
+ * or ignored if it was. */
 static void pass_on(int sig, siginfo_t *info, void *context)
 {
 	const struct sigaction *earlier = earlier_action(sig);
 	int sent = info == NULL || info->si_code <= 0;
-	if (earlier->sa_flags & SA_SIGINFO) {
-		earlier->sa_sigaction(sig, info, context);
-	} else if (earlier->sa_handler != SIG_DFL && earlier->sa_handler != SIG_IGN) {
-		earlier->sa_handler(sig);
-	} else if (earlier->sa_handler == SIG_DFL || !sent) {
+	if (earlier->sa_handler == SIG_DFL || earlier->sa_handler == SIG_IGN) {
+		if (earlier->sa_handler == SIG_IGN && sent)
+			return;
 		signal(sig, SIG_DFL);
 		if (sent)
 			raise(sig); /* delivered when this handler returns */
+		return;
 	}
+	if ((earlier->sa_flags & SA_NODEFER) && !sigismember(&earlier->sa_mask, sig)) {
+		sigset_t deferred;
+		sigemptyset(&deferred);
+		sigaddset(&deferred, sig);
+		sigprocmask(SIG_UNBLOCK, &deferred, NULL);
+	}
+	if (earlier->sa_flags & SA_SIGINFO)
+		earlier->sa_sigaction(sig, info, context);
+	else
+		earlier->sa_handler(sig);
 }
 
 static void on_fault(int sig, siginfo_t *info, void *context)
@@ -2392,28 +2428,149 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 	pass_on(sig, info, context);
 }
 
-/* SA_ONSTACK: on the program's alternate stack, if it set one. */
+/* Ours goes in place of each action with its flags and mask, SA_SIGINFO
+ * added and SA_NODEFER left to pass_on: the kernel then sets the fault up
+ * for ours as it would for theirs (SA_ONSTACK: a guard overflow reaches a
+ * handler on the program's alternate stack; SA_RESETHAND: the default is
+ * back at the first fault). */
 static void watch_faults(void)
 {
-	struct sigaction ours;
-	memset(&ours, 0, sizeof ours);
-	ours.sa_sigaction = on_fault;
-	ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&ours.sa_mask);
-	for (size_t i = 0; i < FAULT_SIGNALS; i++)
-		if (sigaction(fault_signals[i], &ours, &earlier_actions[i]) != 0)
+	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
+		struct sigaction now, ours;
+		memset(&ours, 0, sizeof ours);
+		if (sigaction(fault_signals[i], NULL, &now) != 0)
 			fail("coroutine_open: sigaction failed (%s; the checked build)", strerror(errno));
+		ours.sa_sigaction = on_fault;
+		ours.sa_flags = SA_SIGINFO | (now.sa_flags & (SA_ONSTACK | SA_RESETHAND | SA_RESTART));
+		ours.sa_mask = now.sa_mask;
+		if (sigaction(fault_signals[i], &ours, &this_copy.earlier[i]) != 0)
+			fail("coroutine_open: sigaction failed (%s; the checked build)", strerror(errno));
+	}
 }
 
-/* The earlier actions come back, unless the program has put its own since:
- * a module that is unloaded must leave no handler of its code behind. */
+/* ---- Several copies of the library in one process
+ *
+ * Plugins may each have a copy of the library.  Each installs its handler
+ * over whatever was there, another copy's too, and passes faults on to
+ * that.  A copy whose last schedule closes, and which may then be unloaded,
+ * must leave no handler of its code behind in that chain: if its own is
+ * installed, the earlier action comes back; if another copy's was installed
+ * over it (a new build opens before the old one closes), that copy passes
+ * faults to our earlier action from then on.  Copies share no symbol
+ * (plugins are loaded RTLD_LOCAL and built -fvisibility=hidden), so each
+ * image has a note (a section on Mach-O) that leads to its copy's link, and
+ * the loader lists the images.  A handler of the program's installed over
+ * ours is left alone; so is one of a library copy with no note (older).
+ */
+#define MAX_COPIES 64
+struct copies {
+	struct fault_chain_link *link[MAX_COPIES];
+	size_t n;
+};
+
+static void add_copy(struct copies *c, struct fault_chain_link *link)
+{
+	if (link->size == sizeof *link && c->n < MAX_COPIES)
+		c->link[c->n++] = link;
+}
+
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#include <mach-o/getsect.h>
+
+KEPT static struct fault_chain_link *const chain_link_note __attribute__((section("__DATA,__coroutine_chn"))) = &this_copy;
+
+static void find_copies(struct copies *c)
+{
+	c->n = 0;
+	for (uint32_t i = 0; i < _dyld_image_count(); i++) {
+		unsigned long size = 0;
+		const struct mach_header_64 *image = (const struct mach_header_64 *)_dyld_get_image_header(i);
+		struct fault_chain_link **links = image == NULL ? NULL
+			: (struct fault_chain_link **)getsectiondata(image, "__DATA", "__coroutine_chn", &size);
+		for (unsigned long k = 0; links != NULL && k < size / sizeof *links; k++)
+			add_copy(c, links[k]);
+	}
+}
+#else
+#include <link.h>
+
+/* The note: name "coroutine", type 1 (this layout of the link), and the
+ * link's offset from the note's descriptor, which the static linker works
+ * out (no relocation at load, in a read-only segment). */
+__asm__(".pushsection .note.coroutine, \"a\", %note\n"
+	"\t.balign 4\n"
+	"\t.long 10, 4, 1\n"
+	"\t.asciz \"coroutine\"\n"
+	"\t.balign 4\n"
+	"\t.long " CHAIN_LINK_NAME " - .\n"
+	"\t.popsection");
+
+static size_t note_round(size_t n, size_t align)
+{
+	return (n + align - 1) & ~(align - 1);
+}
+
+static int find_copies_in_image(struct dl_phdr_info *image, size_t, void *copies)
+{
+	for (int i = 0; i < image->dlpi_phnum; i++) {
+		const ElfW(Phdr) *segment = &image->dlpi_phdr[i];
+		size_t align = segment->p_align == 8 ? 8 : 4, at = 0, size = segment->p_memsz;
+		const char *notes = (const char *)(image->dlpi_addr + segment->p_vaddr);
+		uint32_t head[3]; /* name's size, descriptor's size, type */
+		while (segment->p_type == PT_NOTE && size - at >= sizeof head) {
+			memcpy(head, notes + at, sizeof head);
+			size_t desc = at + sizeof head + note_round(head[0], align);
+			if (desc > size || note_round(head[1], align) > size - desc)
+				break;
+			if (head[0] == 10 && head[1] == 4 && head[2] == 1 && memcmp(notes + at + sizeof head, "coroutine", 10) == 0) {
+				int32_t offset;
+				memcpy(&offset, notes + desc, sizeof offset);
+				add_copy((struct copies *)copies, (struct fault_chain_link *)(notes + desc + offset));
+			}
+			at = desc + note_round(head[1], align);
+		}
+	}
+	return 0;
+}
+
+static void find_copies(struct copies *c)
+{
+	c->n = 0;
+	dl_iterate_phdr(find_copies_in_image, c);
+}
+#endif
+
+/* The copy whose handler action is, if any. */
+static struct fault_chain_link *copy_installed_as(const struct copies *c, const struct sigaction *action)
+{
+	for (size_t k = 0; k < c->n && (action->sa_flags & SA_SIGINFO); k++)
+		if (c->link[k]->handler == action->sa_sigaction)
+			return c->link[k];
+	return NULL;
+}
+
+/* This copy leaves the chain of each signal, wherever it sits in it. */
 static void stop_watching_faults(void)
 {
+	struct copies c;
+	find_copies(&c);
 	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
 		struct sigaction now;
-		if (sigaction(fault_signals[i], NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO)
-		    && now.sa_sigaction == on_fault)
-			sigaction(fault_signals[i], &earlier_actions[i], NULL);
+		if (sigaction(fault_signals[i], NULL, &now) != 0)
+			continue;
+		if (is_ours(&now)) {
+			sigaction(fault_signals[i], &this_copy.earlier[i], NULL);
+			continue;
+		}
+		struct fault_chain_link *above = copy_installed_as(&c, &now);
+		for (size_t steps = 0; above != NULL && above != &this_copy && steps < c.n; steps++) {
+			if (is_ours(&above->earlier[i])) {
+				above->earlier[i] = this_copy.earlier[i];
+				break;
+			}
+			above = copy_installed_as(&c, &above->earlier[i]);
+		}
 	}
 }
 #endif
