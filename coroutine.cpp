@@ -1982,11 +1982,12 @@ static void tools_forget_schedule(struct schedule *S)
  * of a resume.  So a pointer that main kept to a suspended coroutine's local
  * faults at its first use, and a fault handler, installed from the first
  * open to the last close, finds on the list of open schedules whose run
- * stack was hit, and says whose bytes lie there.  Then the fault goes where
- * it would have gone with no check: to the program's own handler, or the
- * default action, which ends the process on the faulting access itself
- * (a core file and a debugger see that access, not a handler calling
- * abort).  Every other fault, and the guard's, is passed on untouched.
+ * stack was hit, and says whose bytes may lie there.  Then the fault goes
+ * where it would have gone with no check, as the kernel would have sent it:
+ * to the program's own handler, or the default action, which ends the
+ * process on the faulting access itself (a core file and a debugger see
+ * that access, not a handler calling abort).  Every other fault, and the
+ * guard's, is passed on untouched.
  *
  * Two system calls per round trip: microseconds, for debugging builds.  Each
  * schedule protects only its own run stack, so schedules on other threads

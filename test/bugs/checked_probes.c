@@ -399,7 +399,6 @@ static const char *another_threads_read_is_named_as_another_threads(void)
 /* The reader thread is started by a coroutine of another schedule, which
  * runs on main's thread meanwhile. */
 struct from_a_coroutine {
-	struct reader *r;
 	volatile char *local;
 	int faulted;
 };
@@ -439,7 +438,7 @@ static const char *a_coroutine_of_another_schedule_is_named_with_its_schedule(vo
 	const char *w = open_two(&t);
 	if (w == NULL) {
 		struct schedule *T = coroutine_open();
-		struct from_a_coroutine c = { NULL, t.h[0].local, 0 };
+		struct from_a_coroutine c = { t.h[0].local, 0 };
 		char text[128];
 		coroutine_resume(T, coroutine_new(T, read_in_coroutine, &c));
 		snprintf(text, sizeof text, "coroutine 0 (schedule 0x%llx) read coroutine 0's stack (top-",
