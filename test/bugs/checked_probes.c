@@ -198,10 +198,14 @@ __attribute__((noinline)) static void hand_out_here(struct schedule *S, struct h
 	local[1] = local[0]; /* no tail call: this frame stays as it was */
 }
 
+/* Where a frame's address escapes to: the compiler must keep all of it. */
+static volatile char *volatile frame_seen;
+
 __attribute__((noinline)) static void hand_out_below_a_frame(struct schedule *S, struct handout *h)
 {
 	volatile char frame[512];
 	frame[0] = 1;
+	frame_seen = frame;
 	hand_out_here(S, h);
 	frame[1] = frame[0];
 }

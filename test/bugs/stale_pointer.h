@@ -37,6 +37,9 @@ static inline void hand_out_local(struct schedule *S, void *ud)
 	coroutine_yield(S);
 }
 
+/* Where a frame's address escapes to: the compiler must keep all of it. */
+static volatile char *volatile frame_seen;
+
 /* The same, its local below a frame of 1 KiB: deeper than wait_once's
  * whole slice (and as deep as every other coroutine's of this function),
  * so that no other slice reaches it.  Called through a pointer, so that it
@@ -46,6 +49,7 @@ __attribute__((noinline, unused)) static void hand_out_below(struct schedule *S,
 	void (*volatile hand_out)(struct schedule *, void *) = hand_out_local;
 	volatile char frame[1024];
 	frame[0] = 1;
+	frame_seen = frame;
 	hand_out(S, h);
 	frame[1] = frame[0]; /* no tail call: this frame stays above the other */
 }
