@@ -5,12 +5,14 @@
  * files, for three copies at once), hot-reloaded in any order: a copy is
  * loaded and opens a schedule, or closes it and is unloaded (dlclose,
  * FreeLibrary).  Every order of those steps is played, for two plugins,
- * three plugins, and the program's copy with two plugins.  After each
- * step, a fault that is nobody's but the host's must reach the host's own
- * handler (installed first, as a crash reporter is), through whatever
- * copies are open and through no code that is gone; on POSIX the host's
- * handler must be the process's once every copy has closed, and each open
- * copy must still report a read of its own run stack.
+ * three plugins (not on Windows, where each copy has a vectored handler of
+ * its own, and wine loads slowly), and the program's copy with two
+ * plugins.  After each step, a fault that is nobody's but the host's must
+ * reach the host's own handler (installed first, as a crash reporter is),
+ * through whatever copies are open and through no code that is gone; on
+ * POSIX the host's handler must be the process's once every copy has
+ * closed, and each open copy must still report a read of its own run
+ * stack.
  *
  * A line per order (plain.h): "o2" opens copy 2, "c2" closes it.
  */
@@ -328,7 +330,11 @@ int main(int argc, char **argv)
 	install_host_handler();
 	report("a fault reaches the host's handler before any copy opens", fault_reaches_the_host() ? NULL : "it did not");
 	every_order_of("two plugins", 2, two_plugins);
+#if !defined(_WIN32)
 	every_order_of("three plugins", 3, three_plugins);
+#else
+	(void)three_plugins;
+#endif
 	every_order_of("the program's copy (1) and two plugins", 3, programs_and_two);
 	return finish();
 }
