@@ -458,7 +458,7 @@ static void asan_leave_main(struct schedule *S);
 static void asan_back_in_main(struct schedule *S);
 static void asan_enter_coroutine(struct schedule *S, struct coroutine *C);
 static void asan_leave_coroutine(struct schedule *S, struct coroutine *C);
-static void asan_save_shadow(struct schedule *S, struct coroutine *C);
+static int asan_save_shadow(struct schedule *S, struct coroutine *C, const char *func, int may_fail); /* see there */
 static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
 static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
@@ -791,16 +791,21 @@ static ALWAYS_INLINE context *save_slice(struct schedule *S, char *bottom, const
 		fail("%s: the caller is not on this schedule's run stack "
 		     "(its live stack would be %td bytes; the run stack has %d)",
 		     func, top - bottom, STACK_SIZE);
-	size_t size = (size_t)(top - bottom);
+	size_t size = (size_t)(top - bottom), last = C->size;
 	/* Only a slice larger than the last can need a larger block. */
-	if (size > (size_t)C->size && (C = with_room_for(S, size)) == NULL) {
+	if (size > last && (C = with_room_for(S, size)) == NULL) {
 		if (may_fail)
 			return NULL;
 		fail("%s: out of memory saving %zu bytes of stack", func, size);
 	}
 	C->size = (unsigned)size;
 	copy_stack(slice_in_block(C, bottom, size), bottom, size);
-	asan_save_shadow(S, C);
+	/* Out of memory for ASan's shadow too: the size as it was, and the
+	 * block's bytes unread until a yield succeeds. */
+	if (!asan_save_shadow(S, C, func, may_fail)) {
+		C->size = (unsigned)last;
+		return NULL;
+	}
 	return &C->ctx;
 }
 
@@ -1880,20 +1885,24 @@ static char *slice_shadow(struct schedule *S, struct coroutine *C, size_t *n)
 
 /* The shadow of the live slice (the redzones around the locals of frames
  * that have not returned) is saved and put back with its bytes, so that
- * ASan still sees an overflow of a local that lived across a yield.  The
- * shadow is memory ASan does not let checked code touch. */
-NO_ASAN static void asan_save_shadow(struct schedule *S, struct coroutine *C)
+ * ASan still sees an overflow of a local that lived across a yield.  Out of
+ * memory: 0 if the yield may fail, else it stops, naming func.  The shadow
+ * is memory ASan does not let checked code touch. */
+NO_ASAN static int asan_save_shadow(struct schedule *S, struct coroutine *C, const char *func, int may_fail)
 {
 	size_t n;
 	const char *from = slice_shadow(S, C, &n);
 	if (C->shadow == NULL || buffer_capacity(C->shadow) < n) {
 		char *grown = (char *)malloc(n);
+		if (grown == NULL && may_fail)
+			return 0;
 		if (grown == NULL)
-			fail("coroutine_yield: out of memory saving %zu bytes of ASan shadow", n);
+			fail("%s: out of memory saving %zu bytes of ASan shadow", func, n);
 		free(C->shadow);
 		C->shadow = grown;
 	}
 	copy_stack(C->shadow, from, n);
+	return 1;
 }
 
 NO_ASAN static void asan_restore_shadow(struct schedule *S, struct coroutine *C)
@@ -1913,7 +1922,7 @@ static void asan_back_in_main(struct schedule *) {}
 static void asan_enter_coroutine(struct schedule *, struct coroutine *) {}
 static void asan_leave_coroutine(struct schedule *, struct coroutine *) {}
 static void asan_free_fake_stack(struct schedule *, struct coroutine *) {}
-static void asan_save_shadow(struct schedule *, struct coroutine *) {}
+static int asan_save_shadow(struct schedule *, struct coroutine *, const char *, int) { return 1; }
 static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
 static void asan_free_shadow(struct coroutine *) {}
 #endif
@@ -1973,11 +1982,12 @@ static void tools_forget_schedule(struct schedule *S)
  * of a resume.  So a pointer that main kept to a suspended coroutine's local
  * faults at its first use, and a fault handler, installed from the first
  * open to the last close, finds on the list of open schedules whose run
- * stack was hit, and says whose bytes lie there.  Then the fault goes where
- * it would have gone with no check: to the program's own handler, or the
- * default action, which ends the process on the faulting access itself
- * (a core file and a debugger see that access, not a handler calling
- * abort).  Every other fault, and the guard's, is passed on untouched.
+ * stack was hit, and says whose bytes may lie there.  Then the fault goes
+ * where it would have gone with no check, as the kernel would have sent it:
+ * to the program's own handler, or the default action, which ends the
+ * process on the faulting access itself (a core file and a debugger see
+ * that access, not a handler calling abort).  Every other fault, and the
+ * guard's, is passed on untouched.
  *
  * Two system calls per round trip: microseconds, for debugging builds.  Each
  * schedule protects only its own run stack, so schedules on other threads
@@ -1990,7 +2000,7 @@ static void tools_forget_schedule(struct schedule *S)
 /* The line that names the fault, built without stdio (a signal handler may
  * call only async-signal-safe functions): text, a decimal, a hexadecimal. */
 struct report_line {
-	char text[320];
+	char text[512];
 	size_t n;
 };
 
@@ -2035,22 +2045,34 @@ static void add_schedule(struct report_line *line, const struct schedule *S)
 	add_number(line, (uintmax_t)(uintptr_t)S, 16);
 }
 
+static uintmax_t system_thread_id(void); /* per platform, below: 0 if none */
+
 /* "main read", "coroutine 1 wrote to" or, of another schedule than S whose
  * run stack or locals were touched, "coroutine 1 (schedule 0x...) read":
- * whatever runs on this thread, an open schedule's coroutine, else main.
- * A thread that never used the library has no number (and runs none). */
+ * whatever runs on this thread, an open schedule's coroutine; else main,
+ * on S's thread; else "another thread (id 1234)", by the system's number
+ * (gdb's LWP).  A thread that never used the library has no number (and
+ * runs none). */
 static void add_toucher(struct report_line *line, const struct schedule *S, const char *verb)
 {
 	const struct schedule *R = open_schedules;
 	while (R != NULL && !(R->running >= 0 && R->thread == thread_number && thread_number != 0))
 		R = R->next_open;
-	if (R == NULL) {
-		add_text(line, "main");
-	} else {
+	if (R != NULL) {
 		add_coroutine(line, R->running);
 		if (R != S) {
 			add_text(line, " (");
 			add_schedule(line, R);
+			add_text(line, ")");
+		}
+	} else if (S->thread == thread_number && thread_number != 0) {
+		add_text(line, "main");
+	} else {
+		uintmax_t id = system_thread_id();
+		add_text(line, "another thread");
+		if (id != 0) {
+			add_text(line, " (id ");
+			add_number(line, id, 10);
 			add_text(line, ")");
 		}
 	}
@@ -2079,33 +2101,96 @@ static int slot_of(const struct schedule *S, const struct coroutine *C)
 	return -1;
 }
 
-/* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
- * is suspended: ...": whose bytes lie at address.  Those of the run stack's
- * owner within its live slice as it last yielded; below it, those of a
- * coroutine that ran before, which nothing records.  With no owner (none
- * has run, or the last one finished), nobody's. */
-static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
+/* The suspended coroutines of S whose saved slices reach below_top bytes
+ * under the top (top - address <= size): a local there is one of theirs.
+ * How many, and the first NAMED ids, which the line lists. */
+#define NAMED 4
+struct covering {
+	int id[NAMED];
+	int n;
+};
+
+static void find_covering(const struct schedule *S, size_t below_top, struct covering *c)
 {
-	struct coroutine *C = S->owner;
-	int id = C != NULL ? slot_of(S, C) : -1;
-	size_t below_top = address < S->top ? (size_t)(S->top - address) : 0;
-	add_toucher(line, S, verb);
-	if (id >= 0 && below_top <= C->size) {
-		add_text(line, " ");
-		add_coroutine(line, id);
-		add_text(line, "'s stack");
-	} else if (id >= 0) {
-		add_text(line, " the run stack below ");
-		add_coroutine(line, id);
-		add_text(line, "'s live slice");
-	} else {
-		add_text(line, " the run stack");
+	c->n = 0;
+	/* An empty slot's size is 0, as a coroutine's that has not run. */
+	for (int id = 0; id < S->cap && below_top > 0; id++)
+		if (below_top <= S->co[id]->size && id != S->running) {
+			if (c->n < NAMED)
+				c->id[c->n] = id;
+			c->n++;
+		}
+}
+
+/* "coroutine 0, 1, 2, 3 or 996 others" */
+static void add_ids(struct report_line *line, const struct covering *c)
+{
+	int listed = c->n <= NAMED ? c->n : NAMED;
+	add_coroutine(line, c->id[0]);
+	for (int k = 1; k < listed; k++) {
+		add_text(line, k + 1 < listed || c->n > NAMED ? ", " : " or ");
+		add_number(line, (uintmax_t)c->id[k], 10);
 	}
+	if (c->n > NAMED) {
+		add_text(line, " or ");
+		add_number(line, (uintmax_t)(c->n - NAMED), 10);
+		add_text(line, c->n - NAMED == 1 ? " other" : " others");
+	}
+}
+
+static void add_offset(struct report_line *line, const struct schedule *S, const char *address)
+{
 	add_text(line, address < S->top ? " (top-" : " (top+");
-	add_number(line, address < S->top ? below_top : (uintmax_t)(address - S->top), 10);
+	add_number(line, address < S->top ? (uintmax_t)(S->top - address) : (uintmax_t)(address - S->top), 10);
 	add_text(line, ", ");
 	add_schedule(line, S);
-	add_rule(line, id);
+}
+
+/* "main read coroutine 0's stack (top-40, schedule 0x...) while coroutine 0
+ * is suspended: ...": whose locals may lie at address.  Those of the
+ * suspended coroutines whose saved slices reach it, all of them (any may
+ * have handed out the pointer); else bytes of a call that has returned, of
+ * whichever coroutine ran there, which nothing records: the line names the
+ * last to run, and says so.  With none (none has run, or the last one
+ * finished), nobody's. */
+static void describe_touch(struct report_line *line, struct schedule *S, const char *address, const char *verb)
+{
+	struct covering c;
+	find_covering(S, address < S->top ? (size_t)(S->top - address) : 0, &c);
+	int last = S->owner != NULL ? slot_of(S, S->owner) : -1;
+	add_toucher(line, S, verb);
+	if (address >= S->top) {
+		add_text(line, " the run stack's room above its top");
+		add_offset(line, S, address);
+		add_text(line, "), where no coroutine's locals lie (the shared-stack rule)\n");
+	} else if (c.n == 1) {
+		add_text(line, " ");
+		add_coroutine(line, c.id[0]);
+		add_text(line, "'s stack");
+		add_offset(line, S, address);
+		add_rule(line, c.id[0]);
+	} else if (c.n > 1) {
+		add_text(line, " the stack of ");
+		add_ids(line, &c);
+		add_offset(line, S, address);
+		add_text(line, ") while they are suspended: a suspended coroutine's locals have no address "
+			 "(the shared-stack rule); the saved slices of all ");
+		add_number(line, (uintmax_t)c.n, 10);
+		add_text(line, " reach there, and gdb's coroutine bt ID shows which of their functions "
+			 "has a local at top-");
+		add_number(line, (uintmax_t)(S->top - address), 10);
+		add_text(line, "\n");
+	} else if (last >= 0) {
+		add_text(line, " the run stack");
+		add_offset(line, S, address);
+		add_text(line, ") below every suspended coroutine's slice, where ");
+		add_coroutine(line, last);
+		add_text(line, " ran last: the locals of a call that has returned have no address (the shared-stack rule)\n");
+	} else {
+		add_text(line, " the run stack");
+		add_offset(line, S, address);
+		add_rule(line, -1);
+	}
 }
 
 static void print_to_stderr(const char *text, size_t n); /* per platform, below */
@@ -2156,6 +2241,11 @@ static void print_to_stderr(const char *text, size_t n)
 	fflush(stderr);
 }
 
+static uintmax_t system_thread_id(void)
+{
+	return GetCurrentThreadId();
+}
+
 /* ExceptionInformation: what the access was (0 read, 1 write, 8 execute), and where. */
 static LONG CALLBACK on_access_violation(EXCEPTION_POINTERS *e)
 {
@@ -2185,6 +2275,11 @@ static void stop_watching_faults(void)
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#elif defined(__APPLE__)
+#include <pthread.h>
+#endif
 
 static void set_run_stack_access(struct schedule *S, int access)
 {
@@ -2203,6 +2298,19 @@ static void print_to_stderr(const char *text, size_t n)
 			return;
 		text += written, n -= (size_t)written;
 	}
+}
+
+static uintmax_t system_thread_id(void)
+{
+#if defined(__linux__)
+	return (uintmax_t)syscall(SYS_gettid);
+#elif defined(__APPLE__)
+	uint64_t id = 0;
+	pthread_threadid_np(NULL, &id);
+	return id;
+#else
+	return 0;
+#endif
 }
 
 /* Whether the access was a write, as far as the CPU says: x86_64's page
@@ -2240,40 +2348,76 @@ static const char *access_kind(const void *context)
 #endif
 }
 
-/* The actions of the program (or of the sanitizers) that ours replaced. */
+/* What this copy of the library keeps of the fault handlers: its own, and
+ * the actions it replaced, which it passes faults on to (the program's, the
+ * sanitizers', another copy's).  Other copies read and write it: see
+ * "Several copies of the library", below. */
 #if defined(__APPLE__)
 static const int fault_signals[] = { SIGSEGV, SIGBUS }; /* macOS: SIGBUS for a protected page */
 #else
 static const int fault_signals[] = { SIGSEGV };
 #endif
 #define FAULT_SIGNALS (sizeof fault_signals / sizeof fault_signals[0])
-static struct sigaction earlier_actions[FAULT_SIGNALS];
+typedef void (*fault_handler)(int, siginfo_t *, void *);
+struct fault_chain_link {
+	uint32_t size;          /* sizeof (struct fault_chain_link): the same layout */
+	fault_handler handler;  /* on_fault */
+	struct sigaction earlier[FAULT_SIGNALS];
+};
+static void on_fault(int sig, siginfo_t *info, void *context);
+/* Named for the note that leads to it on ELF (see there). */
+#if defined(__APPLE__)
+#define NAMED_FOR_THE_NOTE
+#else
+#define CHAIN_LINK_NAME "coroutine_fault_chain_link"
+#define NAMED_FOR_THE_NOTE __asm__(CHAIN_LINK_NAME)
+#endif
+KEPT static struct fault_chain_link this_copy NAMED_FOR_THE_NOTE = { sizeof(struct fault_chain_link), on_fault, {} };
+
+static int is_ours(const struct sigaction *action)
+{
+	return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_fault;
+}
 
 static const struct sigaction *earlier_action(int sig)
 {
 	size_t i = 0;
 	while (i < FAULT_SIGNALS - 1 && fault_signals[i] != sig)
 		i++;
-	return &earlier_actions[i];
+	return &this_copy.earlier[i];
 }
 
-/* The signal goes where it went before ours was installed.  The default
- * action, and an ignored fault (which the kernel would not ignore), are
- * had by returning with the default in place: the access faults again.
- * A signal that was sent, not a fault, is sent again. */
+/* The signal goes where it went before ours was installed, as the kernel
+ * would have sent it there: ours was installed with that action's flags
+ * and mask (see watch_faults), so the thread's mask, the stack, a reset to
+ * the default are already what the kernel would have made them; only
+ * SA_NODEFER is left to do, as ours keeps the signal blocked while it
+ * reports.  The default action, and an ignored fault (which the kernel
+ * would not ignore), are had by returning with the default in place: the
+ * access faults again.  A signal that was sent, not a fault, is sent again,
+ * or ignored if it was. */
 static void pass_on(int sig, siginfo_t *info, void *context)
 {
 	const struct sigaction *earlier = earlier_action(sig);
 	int sent = info == NULL || info->si_code <= 0;
-	if (earlier->sa_flags & SA_SIGINFO) {
-		earlier->sa_sigaction(sig, info, context);
-	} else if (earlier->sa_handler != SIG_DFL && earlier->sa_handler != SIG_IGN) {
-		earlier->sa_handler(sig);
-	} else if (earlier->sa_handler == SIG_DFL || !sent) {
+	if (earlier->sa_handler == SIG_DFL || earlier->sa_handler == SIG_IGN) {
+		if (earlier->sa_handler == SIG_IGN && sent)
+			return;
 		signal(sig, SIG_DFL);
 		if (sent)
 			raise(sig); /* delivered when this handler returns */
+		return;
 	}
+	if ((earlier->sa_flags & SA_NODEFER) && !sigismember(&earlier->sa_mask, sig)) {
+		sigset_t deferred;
+		sigemptyset(&deferred);
+		sigaddset(&deferred, sig);
+		sigprocmask(SIG_UNBLOCK, &deferred, NULL);
+	}
+	if (earlier->sa_flags & SA_SIGINFO)
+		earlier->sa_sigaction(sig, info, context);
+	else
+		earlier->sa_handler(sig);
 }
 
 static void on_fault(int sig, siginfo_t *info, void *context)
@@ -2285,28 +2429,149 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 	pass_on(sig, info, context);
 }
 
-/* SA_ONSTACK: on the program's alternate stack, if it set one. */
+/* Ours goes in place of each action with its flags and mask, SA_SIGINFO
+ * added and SA_NODEFER left to pass_on: the kernel then sets the fault up
+ * for ours as it would for theirs (SA_ONSTACK: a guard overflow reaches a
+ * handler on the program's alternate stack; SA_RESETHAND: the default is
+ * back at the first fault). */
 static void watch_faults(void)
 {
-	struct sigaction ours;
-	memset(&ours, 0, sizeof ours);
-	ours.sa_sigaction = on_fault;
-	ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&ours.sa_mask);
-	for (size_t i = 0; i < FAULT_SIGNALS; i++)
-		if (sigaction(fault_signals[i], &ours, &earlier_actions[i]) != 0)
+	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
+		struct sigaction now, ours;
+		memset(&ours, 0, sizeof ours);
+		if (sigaction(fault_signals[i], NULL, &now) != 0)
 			fail("coroutine_open: sigaction failed (%s; the checked build)", strerror(errno));
+		ours.sa_sigaction = on_fault;
+		ours.sa_flags = SA_SIGINFO | (now.sa_flags & (SA_ONSTACK | SA_RESETHAND | SA_RESTART));
+		ours.sa_mask = now.sa_mask;
+		if (sigaction(fault_signals[i], &ours, &this_copy.earlier[i]) != 0)
+			fail("coroutine_open: sigaction failed (%s; the checked build)", strerror(errno));
+	}
 }
 
-/* The earlier actions come back, unless the program has put its own since:
- * a module that is unloaded must leave no handler of its code behind. */
+/* ---- Several copies of the library in one process
+ *
+ * Plugins may each have a copy of the library.  Each installs its handler
+ * over whatever was there, another copy's too, and passes faults on to
+ * that.  A copy whose last schedule closes, and which may then be unloaded,
+ * must leave no handler of its code behind in that chain: if its own is
+ * installed, the earlier action comes back; if another copy's was installed
+ * over it (a new build opens before the old one closes), that copy passes
+ * faults to our earlier action from then on.  Copies share no symbol
+ * (plugins are loaded RTLD_LOCAL and built -fvisibility=hidden), so each
+ * image has a note (a section on Mach-O) that leads to its copy's link, and
+ * the loader lists the images.  A handler of the program's installed over
+ * ours is left alone; so is one of a library copy with no note (older).
+ */
+#define MAX_COPIES 64
+struct copies {
+	struct fault_chain_link *link[MAX_COPIES];
+	size_t n;
+};
+
+static void add_copy(struct copies *c, struct fault_chain_link *link)
+{
+	if (link->size == sizeof *link && c->n < MAX_COPIES)
+		c->link[c->n++] = link;
+}
+
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#include <mach-o/getsect.h>
+
+KEPT static struct fault_chain_link *const chain_link_note __attribute__((section("__DATA,__coroutine_chn"))) = &this_copy;
+
+static void find_copies(struct copies *c)
+{
+	c->n = 0;
+	for (uint32_t i = 0; i < _dyld_image_count(); i++) {
+		unsigned long size = 0;
+		const struct mach_header_64 *image = (const struct mach_header_64 *)_dyld_get_image_header(i);
+		struct fault_chain_link **links = image == NULL ? NULL
+			: (struct fault_chain_link **)getsectiondata(image, "__DATA", "__coroutine_chn", &size);
+		for (unsigned long k = 0; links != NULL && k < size / sizeof *links; k++)
+			add_copy(c, links[k]);
+	}
+}
+#else
+#include <link.h>
+
+/* The note: name "coroutine", type 1 (this layout of the link), and the
+ * link's offset from the note's descriptor, which the static linker works
+ * out (no relocation at load, in a read-only segment). */
+__asm__(".pushsection .note.coroutine, \"a\", %note\n"
+	"\t.balign 4\n"
+	"\t.long 10, 4, 1\n"
+	"\t.asciz \"coroutine\"\n"
+	"\t.balign 4\n"
+	"\t.long " CHAIN_LINK_NAME " - .\n"
+	"\t.popsection");
+
+static size_t note_round(size_t n, size_t align)
+{
+	return (n + align - 1) & ~(align - 1);
+}
+
+static int find_copies_in_image(struct dl_phdr_info *image, size_t, void *copies)
+{
+	for (int i = 0; i < image->dlpi_phnum; i++) {
+		const ElfW(Phdr) *segment = &image->dlpi_phdr[i];
+		size_t align = segment->p_align == 8 ? 8 : 4, at = 0, size = segment->p_memsz;
+		const char *notes = (const char *)(image->dlpi_addr + segment->p_vaddr);
+		uint32_t head[3]; /* name's size, descriptor's size, type */
+		while (segment->p_type == PT_NOTE && size - at >= sizeof head) {
+			memcpy(head, notes + at, sizeof head);
+			size_t desc = at + sizeof head + note_round(head[0], align);
+			if (desc > size || note_round(head[1], align) > size - desc)
+				break;
+			if (head[0] == 10 && head[1] == 4 && head[2] == 1 && memcmp(notes + at + sizeof head, "coroutine", 10) == 0) {
+				int32_t offset;
+				memcpy(&offset, notes + desc, sizeof offset);
+				add_copy((struct copies *)copies, (struct fault_chain_link *)(notes + desc + offset));
+			}
+			at = desc + note_round(head[1], align);
+		}
+	}
+	return 0;
+}
+
+static void find_copies(struct copies *c)
+{
+	c->n = 0;
+	dl_iterate_phdr(find_copies_in_image, c);
+}
+#endif
+
+/* The copy whose handler action is, if any. */
+static struct fault_chain_link *copy_installed_as(const struct copies *c, const struct sigaction *action)
+{
+	for (size_t k = 0; k < c->n && (action->sa_flags & SA_SIGINFO); k++)
+		if (c->link[k]->handler == action->sa_sigaction)
+			return c->link[k];
+	return NULL;
+}
+
+/* This copy leaves the chain of each signal, wherever it sits in it. */
 static void stop_watching_faults(void)
 {
+	struct copies c;
+	find_copies(&c);
 	for (size_t i = 0; i < FAULT_SIGNALS; i++) {
 		struct sigaction now;
-		if (sigaction(fault_signals[i], NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO)
-		    && now.sa_sigaction == on_fault)
-			sigaction(fault_signals[i], &earlier_actions[i], NULL);
+		if (sigaction(fault_signals[i], NULL, &now) != 0)
+			continue;
+		if (is_ours(&now)) {
+			sigaction(fault_signals[i], &this_copy.earlier[i], NULL);
+			continue;
+		}
+		struct fault_chain_link *above = copy_installed_as(&c, &now);
+		for (size_t steps = 0; above != NULL && above != &this_copy && steps < c.n; steps++) {
+			if (is_ours(&above->earlier[i])) {
+				above->earlier[i] = this_copy.earlier[i];
+				break;
+			}
+			above = copy_installed_as(&c, &above->earlier[i]);
+		}
 	}
 }
 #endif

@@ -60,15 +60,29 @@ valgrind:
 # ---- The checked build ---------------------------------------------------------
 # CHECKED=1 (-DCOROUTINE_CHECKED=1): main cannot touch the run stack.  The
 # bug programs break the shared-stack rule and must stop with the report
-# naming the coroutine, the schedule and the access (test/bugs/expect_checked.sh),
-# on another thread too (thread_reads_local), and a coroutine of another
-# schedule (coroutine_reads_other elsewhere); own_handler checks that the
-# program's own SIGSEGV handler still runs, after the report and for a fault
-# that is not the check's.  Run under $(RUN); CHECKED_ACCESS_UNKNOWN=1 where
-# the report cannot tell a read from a write.
+# naming the coroutine, the schedule and the access (test/bugs/expect_checked.sh):
+# the coroutine whose saved slice reaches the local, though another ran
+# after it (main_reads_earlier_local), a few of a thousand and a count
+# (entities); another thread, named as such (thread_reads_local); a
+# coroutine of another schedule (coroutine_reads_other elsewhere);
+# own_handler checks that the program's own SIGSEGV handler still runs,
+# after the report and for a fault that is not the check's.  On POSIX,
+# checked_probes probes every kind of address and fault, and the program's
+# handler of every kind of flags, and checked_copies hot-reloads plugins
+# that each have a copy of the checked library, in every order (three
+# copies of reload_plugin beside it).  Run under $(RUN);
+# CHECKED_ACCESS_UNKNOWN=1 where the report cannot tell a read from a write.
 EXPECT_CHECKED = CHECKED_ACCESS_UNKNOWN=$(CHECKED_ACCESS_UNKNOWN) test/bugs/expect_checked.sh
-CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished thread_reads_local own_handler coroutine_reads_other
+CHECKED_BUGS := main_reads_local main_writes_local main_reads_finished main_reads_earlier_local entities \
+	thread_reads_local own_handler coroutine_reads_other checked_copies $(if $(EXE),,checked_probes)
 $(addprefix $(O)/bugs/,$(addsuffix .o,$(CHECKED_BUGS))): test/bugs/stale_pointer.h
+PLUGIN_FILE := $(if $(EXE),.dll,.so)
+CHECKED_COPIES := $(addprefix $(O)/bugs/reload_plugin,$(addsuffix $(PLUGIN_FILE),_first _second _third))
+$(CHECKED_COPIES): $(O)/reload_plugin$(PLUGIN_FILE)
+	@mkdir -p $(@D)
+	cp $< $@
+$(O)/bugs/checked_copies.o: test/support/reload.h test/support/modules.h
+$(O)/bugs/checked_copies$(EXE): | $(CHECKED_COPIES)
 
 .PHONY: check-checked-bugs matrix-checked
 check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
@@ -76,32 +90,42 @@ check-checked-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_BUGS)))
 	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/main_writes_local$(EXE)
 	@$(EXPECT_REPORT) "main.\(read\|touched\).the.run.stack.(top-[0-9]*,.schedule.0x[0-9a-f]*).while.no.coroutine.is.on.it" \
 		$(RUN) $(O)/bugs/main_reads_finished$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/main_reads_earlier_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/entities$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/entities$(EXE) 3
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE) numbered
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) elsewhere
 	@$(EXPECT_CHECKED) read "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE)
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) null
 	@$(EXPECT_CHECKED) - "the program's own handler ran" $(RUN) $(O)/bugs/own_handler$(EXE) closed
+	@RUN='$(RUN)' test/support/run.sh $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(filter checked_%,$(CHECKED_BUGS))))
 
 # The checked build under ASan+UBSan (gcc's or clang's, as sanitize): the
 # suite, then the bug programs.  ASan keeps a local whose address is taken
 # in a fake stack (detect_stack_use_after_return=1, exported above), where
 # the checked build poisons it while its coroutine is suspended: main's
 # reads and writes, another thread's and another coroutine's
-# (coroutine_reads_other) stop with ASan's report and the line.  A finished
+# (coroutine_reads_other), and write()'s (syscall_reads_local: ASan checks
+# its buffer) stop with ASan's report and the line.  A finished
 # coroutine's fake stack is gone with it: ASan's own SEGV report.  With
 # detect_stack_use_after_return=0 the first open says that it cannot check.
 SANITIZE_CHECKED_VARS = B=$(B)/asan-checked-$(notdir $(CC)) CHECKED=1 $(SANITIZE_FLAGS)
-CHECKED_ASAN_BUGS := main_reads_local main_writes_local thread_reads_local coroutine_reads_other main_reads_finished
+CHECKED_ASAN_BUGS := main_reads_local main_writes_local main_reads_earlier_local thread_reads_local coroutine_reads_other \
+	main_reads_finished syscall_reads_local
 
 .PHONY: check-checked-asan-bugs sanitize-checked
 check-checked-asan-bugs: $(addprefix $(O)/bugs/,$(addsuffix $(EXE),$(CHECKED_ASAN_BUGS)))
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/main_reads_local$(EXE)
 	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/main_writes_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/main_reads_earlier_local$(EXE)
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/thread_reads_local$(EXE) numbered
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE)
 	@$(EXPECT_CHECKED) "wrote to" - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) write
 	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) elsewhere
 	@$(EXPECT_REPORT) "AddressSanitizer: SEGV" $(RUN) $(O)/bugs/main_reads_finished$(EXE)
+	@$(EXPECT_CHECKED) read - $(RUN) $(O)/bugs/syscall_reads_local$(EXE)
 	@ASAN_OPTIONS=$(ASAN_OPTIONS):detect_stack_use_after_return=0 $(RUN) $(O)/bugs/coroutine_reads_other$(EXE) 2>&1 \
 		| grep -q "^coroutine_open: .*only with ASAN_OPTIONS=detect_stack_use_after_return=1" \
 		&& echo "ok: $(O)/bugs/coroutine_reads_other: notice at the first open without fake stacks" \

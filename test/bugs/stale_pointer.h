@@ -37,6 +37,28 @@ static inline void hand_out_local(struct schedule *S, void *ud)
 	coroutine_yield(S);
 }
 
+/* Where a frame's address escapes to: the compiler must keep all of it. */
+static volatile char *volatile frame_seen;
+
+/* The same, its local below a frame of 1 KiB: deeper than wait_once's
+ * whole slice (and as deep as every other coroutine's of this function),
+ * so that no other slice reaches it.  Called through a pointer, so that it
+ * has a frame of its own. */
+__attribute__((noinline, unused)) static void hand_out_below(struct schedule *S, struct handout *h)
+{
+	void (*volatile hand_out)(struct schedule *, void *) = hand_out_local;
+	volatile char frame[1024];
+	frame[0] = 1;
+	frame_seen = frame;
+	hand_out(S, h);
+	frame[1] = frame[0]; /* no tail call: this frame stays above the other */
+}
+
+static inline void hand_out_deep_local(struct schedule *S, void *ud)
+{
+	hand_out_below(S, (struct handout *)ud);
+}
+
 #if defined(_WIN32)
 static inline LONG WINAPI exit_at_a_fault(EXCEPTION_POINTERS *e)
 {
@@ -57,22 +79,29 @@ static inline void end_at_a_fault(void)
 #endif
 }
 
-/* Coroutine 0 runs and yields; coroutine 1 hands out its local at its
- * start, or (after_resume) starts and yields, and, its bytes put back on
- * the run stack at its next resume, hands out its local then; it yields:
- * its bytes are on the run stack, and main holds the pointer.  (The ways
- * back to main after a start and after a resume are different code.) */
-static inline volatile int *stale_pointer(struct schedule *S, int after_resume)
+/* Coroutine 0 runs and yields; coroutine 1 hands out its local (deeper
+ * than coroutine 0's slice reaches) at its start, or (after_resume) starts
+ * and yields, and, its bytes put back on the run stack at its next resume,
+ * hands out its local then; it yields: its bytes are on the run stack, and
+ * main holds the pointer.  (The ways back to main after a start and after
+ * a resume are different code.)  by: who will use it, if not main
+ * ("another thread"). */
+static inline volatile int *stale_pointer_for(struct schedule *S, int after_resume, const char *by)
 {
 	struct handout h = { NULL, after_resume };
 	int first = coroutine_new(S, wait_once, NULL);
-	int second = coroutine_new(S, hand_out_local, &h);
+	int second = coroutine_new(S, hand_out_deep_local, &h);
 	if (after_resume)
 		coroutine_resume(S, second);
 	coroutine_resume(S, first);
 	coroutine_resume(S, second);
-	fprintf(stderr, "expect: coroutine %d, schedule 0x%llx, slice %ld bytes\n", second,
-		(unsigned long long)(uintptr_t)S, coroutine_stack_size(S, second));
+	fprintf(stderr, "expect: coroutine %d, schedule 0x%llx, slice %ld bytes%s%s\n", second,
+		(unsigned long long)(uintptr_t)S, coroutine_stack_size(S, second), by ? ", by " : "", by ? by : "");
 	fflush(stderr);
 	return h.local;
+}
+
+static inline volatile int *stale_pointer(struct schedule *S, int after_resume)
+{
+	return stale_pointer_for(S, after_resume, NULL);
 }

@@ -390,20 +390,36 @@ static void yield_holding_a_kilobyte(struct schedule *S, void *ud)
 	held[0] = 1;
 }
 
+/* The yield's allocations before the one that fails: *(int *)arg. */
 static void yield_without_memory(void *arg)
 {
 	struct schedule *S = coroutine_open();
-	(void)arg;
 	coroutine_new(S, yield_holding_a_kilobyte, NULL);
-	fail_allocation_after(0);
+	fail_allocation_after(*(int *)arg);
 	coroutine_resume(S, 0);
 }
 
 static void test_yield_aborts_when_saving_the_stack_fails(void **state)
 {
-	struct child_result r = run_in_child(yield_without_memory, NULL);
+	int first = 0;
+	struct child_result r = run_in_child(yield_without_memory, &first);
 	(void)state;
 	assert_aborted_with_prefix(&r, "coroutine_yield: out of memory saving ");
+}
+
+/* Whichever of its allocations fails (the block; under ASan its shadow
+ * too), a yield stops with its own name, until none is left to fail. */
+static void test_yield_aborts_at_every_allocation_it_makes(void **state)
+{
+	int n;
+	(void)state;
+	for (n = 0; n < 10; n++) {
+		struct child_result r = run_in_child(yield_without_memory, &n);
+		if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
+			break; /* it had all it asked for */
+		assert_aborted_with_prefix(&r, "coroutine_yield: out of memory saving ");
+	}
+	assert_true(n > 0 && n < 10);
 }
 
 /* ---- coroutine_try_yield ------------------------------------------------ */
@@ -415,6 +431,7 @@ struct attempt {
 	int running[2];  /* coroutine_running, right after each */
 	int intact;      /* the kilobyte still held its pattern at the end */
 	int leaked;      /* blocks the first attempt left live */
+	long size[2];    /* its saved size before the first attempt, and after */
 };
 
 static void try_holding_a_kilobyte(struct schedule *S, void *ud)
@@ -426,10 +443,14 @@ static void try_holding_a_kilobyte(struct schedule *S, void *ud)
 		held[i] = (char)(i * 7 + 1);
 	for (k = 0; k < 2; k++) {
 		int before = live;
+		if (k == 0)
+			a->size[0] = coroutine_stack_size(S, coroutine_running(S));
 		a->result[k] = coroutine_try_yield(S);
 		a->running[k] = coroutine_running(S);
-		if (k == 0)
+		if (k == 0) {
 			a->leaked = live - before;
+			a->size[1] = coroutine_stack_size(S, coroutine_running(S));
+		}
 	}
 	a->intact = 1;
 	for (i = 0; i < (int)sizeof held; i++)
@@ -438,7 +459,7 @@ static void try_holding_a_kilobyte(struct schedule *S, void *ud)
 
 static void test_try_yield_returns_minus_one_and_runs_on_when_saving_fails(void **state)
 {
-	struct attempt a = { { 9, 9 }, { 9, 9 }, 0, 9 };
+	struct attempt a = { { 9, 9 }, { 9, 9 }, 0, 9, { 9, 9 } };
 	struct schedule *S = coroutine_open();
 	int id = coroutine_new(S, try_holding_a_kilobyte, &a);
 	(void)state;
@@ -458,11 +479,43 @@ static void test_try_yield_returns_minus_one_and_runs_on_when_saving_fails(void 
 	coroutine_close(S);
 }
 
+/* Whichever of its allocations fails (the block; under ASan its shadow
+ * too), a try_yield returns -1 with nothing changed (its saved size, the
+ * blocks live) and runs on, until none is left to fail; it never stops
+ * the program. */
+static void test_try_yield_fails_cleanly_at_every_allocation(void **state)
+{
+	int n;
+	(void)state;
+	for (n = 0; n < 10; n++) {
+		struct attempt a = { { 9, 9 }, { 9, 9 }, 0, 9, { 9, 9 } };
+		struct schedule *S = coroutine_open();
+		int id = coroutine_new(S, try_holding_a_kilobyte, &a);
+		fail_allocation_after(n);
+		coroutine_resume(S, id);
+		fail_allocation_after(-1);
+		if (a.result[0] == 9) { /* not back from its first attempt: it yielded */
+			coroutine_close(S);
+			break;
+		}
+		assert_int_equal(a.result[0], -1);
+		assert_int_equal(a.running[0], id);
+		assert_int_equal(a.size[1], a.size[0]);
+		assert_int_equal(a.leaked, 0);
+		coroutine_resume(S, id); /* from its second attempt, which yielded, to its end */
+		assert_int_equal(a.result[1], 0);
+		assert_true(a.intact);
+		assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+		coroutine_close(S);
+	}
+	assert_true(n > 0 && n < 10);
+}
+
 /* Another coroutine's failed attempt leaves a suspended one's saved stack
  * as it was: it comes back whole. */
 static void test_failed_try_yield_leaves_the_others_whole(void **state)
 {
-	struct attempt first = { { 9, 9 }, { 9, 9 }, 0, 9 }, second = { { 9, 9 }, { 9, 9 }, 0, 9 };
+	struct attempt first = { { 9, 9 }, { 9, 9 }, 0, 9, { 9, 9 } }, second = { { 9, 9 }, { 9, 9 }, 0, 9, { 9, 9 } };
 	struct schedule *S = coroutine_open();
 	int a = coroutine_new(S, try_holding_a_kilobyte, &first);
 	int b = coroutine_new(S, try_holding_a_kilobyte, &second);
@@ -505,7 +558,9 @@ int main(void)
 		cmocka_unit_test(test_growth_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_failed_new_leaves_the_id_rule_intact),
 		cmocka_unit_test(test_yield_aborts_when_saving_the_stack_fails),
+		cmocka_unit_test(test_yield_aborts_at_every_allocation_it_makes),
 		cmocka_unit_test(test_try_yield_returns_minus_one_and_runs_on_when_saving_fails),
+		cmocka_unit_test(test_try_yield_fails_cleanly_at_every_allocation),
 		cmocka_unit_test(test_failed_try_yield_leaves_the_others_whole),
 		cmocka_unit_test(test_every_yield_saves_within_its_buffer),
 		cmocka_unit_test(test_shallow_slices_come_back_whole),

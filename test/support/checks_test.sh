@@ -13,7 +13,10 @@
 #   and on one that ends early with exit status 0 (a crash under wine);
 # - test/docs/tarball.sh, given TARBALL (a good one, from make dist, with
 #   its .sha256 beside it), on copies that hold .ci/, whose .sha256 names
-#   a path, whose README names a file they do not hold.
+#   a path, whose README names a file they do not hold;
+# - test/bugs/expect_checked.sh, on programs whose checked-build line names
+#   another coroutine, main for another thread, one of several coroutines,
+#   or an offset outside the slice.
 # Each fault goes into a copy, in WORK-DIR, of the files the check reads.
 # Prints a line per check as plain.h does ("ok"/"FAIL"), so that run.sh
 # counts them.
@@ -149,4 +152,32 @@ if [ -n "$tarball" ]; then
 	expect_report "tarball.sh reports a link in README to a file that the tarball lacks" "names examples/nowhere.c" \
 		test/docs/tarball.sh "$work/readme-names-more.tar.gz"
 fi
+
+# ---- expect_checked.sh ------------------------------------------------------------
+# A bug program of the checked build (a script here) prints what the line
+# must name, then a line that names something else, and fails as the
+# program would: the check must fail too.
+rule="a suspended coroutine's locals have no address (the shared-stack rule)"
+# bug_says NAME EXPECT LINE: the script NAME, whose stderr is both lines.
+bug_says() {
+	printf 'expect: %s\n%s\n' "$2" "$3" > "$work/$1.err"
+	printf '#!/bin/sh\ncat "%s" >&2\nexit 1\n' "$work/$1.err" > "$work/$1"
+	chmod +x "$work/$1"
+}
+bug_says other-coroutine "coroutine 0, schedule 0x10, slice 80 bytes" \
+	"main read coroutine 1's stack (top-36, schedule 0x10) while coroutine 1 is suspended: $rule"
+expect_report "expect_checked.sh reports a line that names another coroutine" "no report: main read coroutine 0's" \
+	test/bugs/expect_checked.sh read - "$work/other-coroutine"
+bug_says thread-as-main "coroutine 0, schedule 0x10, slice 80 bytes, by another thread" \
+	"main read coroutine 0's stack (top-36, schedule 0x10) while coroutine 0 is suspended: $rule"
+expect_report "expect_checked.sh reports another thread named main" "no report: another thread" \
+	test/bugs/expect_checked.sh read - "$work/thread-as-main"
+bug_says one-of-several "coroutines 0, 1 or 2 of 3, schedule 0x10, slice 80 bytes" \
+	"main read coroutine 2's stack (top-36, schedule 0x10) while coroutine 2 is suspended: $rule"
+expect_report "expect_checked.sh reports one coroutine named where several are" \
+	"no report: main read the stack of coroutine 0, 1 or 2" test/bugs/expect_checked.sh read - "$work/one-of-several"
+bug_says outside-the-slice "coroutine 0, schedule 0x10, slice 80 bytes" \
+	"main read coroutine 0's stack (top-100, schedule 0x10) while coroutine 0 is suspended: $rule"
+expect_report "expect_checked.sh reports an offset outside the slice" "offset top-100 is not in the slice of 80 bytes" \
+	test/bugs/expect_checked.sh read - "$work/outside-the-slice"
 [ "$failed" = 0 ]
