@@ -287,6 +287,8 @@ echo @@ copied\n
 info coroutines
 echo @@ copied3\n
 coroutine bt game 3
+echo @@ copiedstep\n
+coroutine apply game 3 frame apply all -s -q print step
 echo @@ copied0\n
 coroutine bt game 0
 EOF
@@ -321,6 +323,7 @@ check_switches() {
 		expect $v copied '^  stopped in a switch: main is resuming coroutine 0$'
 		expect $v copied '^ +3 +suspended +[0-9]+ +runner +runner \(waiting\.c:[0-9]+\)$'
 		expect_frames $v copied3 runner
+		expect $v copiedstep '^\$[0-9]+ = 17$'  # on the run stack, under 0's copied slice
 		expect_frames $v copied0 descend descend descend descend deep_walker
 	fi
 	echo "ok: $prog (stopped inside the library)"
