@@ -941,7 +941,9 @@ a line under the schedule says what is being switched."""
 
 
 class CoroutinePrefix(gdb.Command):
-    """Look at coroutines: coroutine bt, coroutine apply (and info coroutines)."""
+    """Look at coroutines: coroutine bt, coroutine apply (and info coroutines).
+They work only while every thread is stopped (any thread may run on a
+schedule's run stack): in non-stop mode, interrupt -a first."""
 
     def __init__(self):
         super().__init__("coroutine", gdb.COMMAND_STACK, prefix=True)
@@ -1004,7 +1006,8 @@ the library) is selected; frame apply level N COMMAND reaches an outer one.
 coroutines where COMMAND fails or prints nothing.
 The command may only look: what would resume the program or pop frames,
 call a function in it or write to it is refused in one line; afterwards
-the program's stack and registers are as before."""
+the program's stack and registers are as before.  A running coroutine's
+frames are its thread's own: a call works there, resuming is refused."""
 
     def __init__(self):
         super().__init__("coroutine apply", gdb.COMMAND_STACK)
