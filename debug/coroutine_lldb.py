@@ -3,18 +3,24 @@
 #
 #   (lldb) command script import debug/coroutine_lldb.py
 #   (lldb) coroutine info                           every open schedule and its coroutines
-#   (lldb) coroutine bt [SCHEDULE] ID [full|N]      a coroutine's whole backtrace
-#   (lldb) coroutine apply [SCHEDULE] ID COMMAND    any command, among its frames
+#   (lldb) coroutine bt [SCHEDULE] ID [full|N|-N]   a coroutine's whole backtrace
+#   (lldb) coroutine apply [SCHEDULE] all|ID... [-q|-c|-s] COMMAND
+#                                                   any command, among each one's frames
 #
 # (lldb imports no module with a dash in its name: hence the underscore.)
 # lldb has no `info` prefix: gdb's `info coroutines` is `coroutine info`.
 # As in gdb: the slice put back on the run stack and the saved registers
-# loaded into the selected thread, the command run, everything put back.
-# Live processes only: lldb writes neither memory nor registers into a
-# core file, and this script makes no patched copy of one (gdb's does).
+# loaded into the selected thread, the command run, everything put back;
+# a command under `coroutine apply` may only look.  lldb has no hooks: the
+# commands that would resume the program, pop frames or end it are refused
+# by name (as lldb resolves it) before they run, an expression runs without
+# lldb's JIT (which is how it would call a function in the program), and a
+# write to the frames or the registers is undone and said.  A `script` is
+# not looked into: if it resumed the program, that is said afterwards.
+# Live processes only: lldb writes neither memory nor registers into a core
+# file, and this script makes no patched copy of one (gdb's does).
 
-import os
-import shlex
+import re
 import struct
 
 import lldb
@@ -32,13 +38,27 @@ ASM_WORDS = {
 UCONTEXT_GREGS = {"x86_64": [("rbx", 11), ("rbp", 10), ("r12", 4), ("r13", 5), ("r14", 6), ("r15", 7),
                              ("rsp", 15), ("rip", 16)]}
 
+# Commands (as lldb resolves them) that would resume the program (it would
+# run a suspended coroutine outside the library), pop its frames, or end,
+# leave or change the program with the frames in place.
+REFUSED_COMMANDS = (
+    "thread step-in", "thread step-over", "thread step-out", "thread step-inst", "thread step-inst-over",
+    "thread step-scripted", "thread until", "thread jump", "thread return", "thread continue",
+    "process continue", "process launch", "process kill", "process detach", "process signal",
+    "process attach", "process connect", "process load", "process unload", "_regexp-jump",
+    "_regexp-attach", "memory write", "register write", "target delete", "quit")
+
 
 class Refusal(Exception):
-    """One line for the user; nothing was changed."""
+    """One line for the user."""
 
 
 def u(value):
     return value.GetValueAsUnsigned()
+
+
+def field(value, name):
+    return value.GetChildMemberWithName(name)
 
 
 class Library:
@@ -62,14 +82,10 @@ class Library:
             S = S.GetChildMemberWithName("next_open")
 
     def owns_frame(self, frame):
-        if frame.GetFunctionName() in LIBRARY_FUNCTIONS:
+        if (frame.GetFunctionName() or "").split("@")[0] in LIBRARY_FUNCTIONS:  # swapcontext@plt too
             return True
         spec = frame.GetLineEntry().GetFileSpec()
         return spec.IsValid() and spec.GetFilename() == self.file
-
-
-def field(value, name):
-    return value.GetChildMemberWithName(name)
 
 
 def libraries(target):
@@ -84,22 +100,45 @@ def libraries(target):
     return [Library(views.GetValueAtIndex(i)) for i in range(views.GetSize())]
 
 
+def open_schedules(target):
+    return [(lib, S) for lib in libraries(target) for S in lib.schedules()]
+
+
 def is_made(S):
     return u(field(S, "stack")) != 0
 
 
+def is_schedule(value):
+    return value.GetError().Success() and value.GetType().GetPointeeType().GetName() in ("schedule", "struct schedule")
+
+
+INTEGER_TYPES = (lldb.eBasicTypeInt, lldb.eBasicTypeUnsignedInt, lldb.eBasicTypeLong, lldb.eBasicTypeUnsignedLong,
+                 lldb.eBasicTypeLongLong, lldb.eBasicTypeUnsignedLongLong, lldb.eBasicTypeShort,
+                 lldb.eBasicTypeUnsignedShort, lldb.eBasicTypeChar, lldb.eBasicTypeSignedChar,
+                 lldb.eBasicTypeUnsignedChar, lldb.eBasicTypeBool)
+
+
+def named_schedule(target, word):
+    """The open schedule a word names, or None when it names none."""
+    value = target.EvaluateExpression(word)
+    if not value.GetError().Success():
+        return None
+    if not is_schedule(value):
+        if value.GetType().GetBasicType() not in INTEGER_TYPES:
+            raise Refusal("%s is a %s, not a struct schedule * nor an id" % (word, value.GetType().GetName()))
+        return None
+    for lib, S in open_schedules(target):
+        if u(S) == u(value):
+            return lib, S
+    raise Refusal("%s (0x%x) is not an open schedule" % (word, u(value)))
+
+
 def split_schedule(target, words):
-    schedules = [(lib, S) for lib in libraries(target) for S in lib.schedules()]
     if words:
-        first = target.EvaluateExpression(words[0])
-        if first.GetError().Success() and first.GetType().GetPointeeType().GetName() in ("schedule", "struct schedule"):
-            for lib, S in schedules:
-                if u(S) == u(first):
-                    return lib, S, words[1:]
-            raise Refusal("%s (0x%x) is not an open schedule" % (words[0], u(first)))
-        if first.GetError().Success() and not first.GetType().GetBasicType() in INTEGER_TYPES:
-            raise Refusal("%s is a %s, not a struct schedule * nor an id" % (words[0], first.GetType().GetName()))
-    made = [(lib, S) for lib, S in schedules if is_made(S)]
+        named = named_schedule(target, words[0])
+        if named is not None:
+            return named + (words[1:],)
+    made = [(lib, S) for lib, S in open_schedules(target) if is_made(S)]
     if not made:
         raise Refusal("no schedule is open")
     if len(made) > 1:
@@ -107,10 +146,8 @@ def split_schedule(target, words):
     return made[0][0], made[0][1], words
 
 
-INTEGER_TYPES = (lldb.eBasicTypeInt, lldb.eBasicTypeUnsignedInt, lldb.eBasicTypeLong, lldb.eBasicTypeUnsignedLong,
-                 lldb.eBasicTypeLongLong, lldb.eBasicTypeUnsignedLongLong, lldb.eBasicTypeShort,
-                 lldb.eBasicTypeUnsignedShort, lldb.eBasicTypeChar, lldb.eBasicTypeSignedChar,
-                 lldb.eBasicTypeUnsignedChar, lldb.eBasicTypeBool)
+def slot(S, id):
+    return field(S, "co").GetChildAtIndex(id, lldb.eNoDynamicValues, True)
 
 
 def find_coroutine(target, lib, S, word):
@@ -125,11 +162,22 @@ def find_coroutine(target, lib, S, word):
     cap = int(field(S, "cap").GetValueAsSigned())
     if not 0 <= id < cap:
         raise Refusal("coroutine %d is out of range: schedule 0x%x has ids [0, %d)" % (id, u(S), cap))
-    C = field(S, "co").GetChildAtIndex(id, lldb.eNoDynamicValues, True)
+    C = slot(S, id)
     if u(C) == lib.empty:
         raise Refusal("coroutine %d: the slot is empty (no coroutine)" % id)
     return id, C
 
+
+def coroutines_of(lib, S):
+    found = []
+    for id in range(int(field(S, "cap").GetValueAsSigned())):
+        C = slot(S, id)
+        if u(C) != lib.empty:
+            found.append((id, C))
+    return found
+
+
+# ---- A saved context's registers ---------------------------------------------------
 
 def arch(target):
     triple = target.GetTriple()
@@ -148,13 +196,22 @@ def read(process, address, size):
     return data
 
 
-def saved_registers(target, lib, C):
+def write(process, address, data):
+    error = lldb.SBError()
+    process.WriteMemory(address, data, error)
+    if not error.Success():
+        raise Refusal("cannot write 0x%x: %s" % (address, error.GetCString()))
+
+
+def saved_registers(target, lib, ctx):
+    """{register: value} of a saved context (a coroutine's ctx, or a
+    schedule's main): what a switch to it would load."""
     a = arch(target)
     if lib.backend == "asm":
-        words = struct.unpack("<22Q", read(target.GetProcess(), u(C), 8 * 22))
+        words = struct.unpack("<22Q", read(target.GetProcess(), ctx.GetLoadAddress(), 8 * 22))
         return dict((n, words[w]) for n, w in ASM_WORDS[a])
     if lib.backend == "ucontext":
-        mc = field(field(C.Dereference(), "ctx"), "uc_mcontext")
+        mc = field(ctx, "uc_mcontext")
         if a == "x86_64":
             gregs = field(mc, "gregs")
             return dict((n, u(gregs.GetChildAtIndex(i))) for n, i in UCONTEXT_GREGS[a])
@@ -168,12 +225,87 @@ def saved_registers(target, lib, C):
     raise Refusal("coroutine commands do not read the %s backend's contexts" % lib.backend)
 
 
+def stack_pointer(regs):
+    return regs.get("rsp", regs.get("sp"))
+
+
 def slice_in_block(lib, C, bottom, size):
     start = u(C) + lib.coroutine_size
     if lib.shallow_slice > 0 and 0 < size <= lib.shallow_slice:
         return start
     return start + ((bottom - start) & (lib.slice_align - 1))
 
+
+# ---- Who is where: the threads, and a switch in progress ---------------------------
+
+class Frames:
+    """Where a coroutine's frames are: on a thread (its id), or in a saved
+    context (read as lib's backend saves one), its slice in place on the run
+    stack or in its block."""
+
+    def __init__(self, thread_id=None, lib=None, ctx=None, from_block=False):
+        self.thread_id, self.lib, self.ctx, self.from_block = thread_id, lib, ctx, from_block
+
+
+class Scene:
+    """One schedule as the library's state and the threads show it (see
+    coroutine-gdb.py's Scene)."""
+
+    def __init__(self, target, lib, S, schedules):
+        self.lib, self.S = lib, S
+        self.switch = self.thread = self.main_of = None
+        self.running, self.owner = -1, 0
+        if not is_made(S):
+            return
+        stack, top = u(field(S, "stack")), u(field(S, "top"))
+        for t in target.GetProcess():
+            if stack <= t.GetFrameAtIndex(0).GetSP() < top:
+                self.thread = (t.GetThreadID(), t.GetIndexID())
+        self.running = int(field(S, "running").GetValueAsSigned())
+        self.owner = u(field(S, "owner"))
+        running_C = slot(S, self.running) if self.running >= 0 else None
+        on_thread = " (thread %d)" % self.thread[1] if self.thread else ""
+        if running_C is not None and u(running_C) == lib.empty:
+            self.switch = "coroutine %d has finished and is leaving the run stack%s" % (self.running, on_thread)
+        elif self.running >= 0 and self.thread is None:
+            for other_lib, B in schedules:
+                if u(B) != u(S) and is_made(B) and int(field(B, "running").GetValueAsSigned()) >= 0:
+                    if stack <= stack_pointer(saved_registers(target, other_lib, field(B, "main"))) < top:
+                        self.main_of = (other_lib, B)
+            if self.main_of is None:
+                C = running_C.Dereference()
+                starting = u(field(C, "status")) == READY or u(field(C, "size")) == 0
+                self.switch = "main is %s coroutine %d" % ("starting" if starting else "resuming", self.running)
+        elif self.running < 0 and self.thread is not None:
+            ids = [id for id, C in coroutines_of(lib, S) if u(C) == self.owner]
+            self.switch = ("coroutine %d is yielding to main" % ids[0] if ids else
+                           "a finished coroutine is leaving the run stack") + on_thread
+
+    def state(self, id, C):
+        status = u(field(C.Dereference(), "status"))
+        if id == self.running:
+            if self.thread is not None:
+                return "running", Frames(thread_id=self.thread[0])
+            if self.main_of is not None:
+                return "running", Frames(lib=self.main_of[0], ctx=field(self.main_of[1], "main"))
+            if status == READY or u(field(C.Dereference(), "size")) == 0:
+                return "being started", None
+            return "being resumed", Frames(lib=self.lib, ctx=field(C.Dereference(), "ctx"), from_block=True)
+        if status == READY:
+            return "never started", None
+        if u(C) == self.owner and self.running < 0 and self.thread is not None:
+            return "yielding", Frames(thread_id=self.thread[0])
+        from_block = u(C) != self.owner or self.switch is not None
+        state = "suspended on another thread" if status == self.lib.suspended_elsewhere else "suspended"
+        return state, Frames(lib=self.lib, ctx=field(C.Dereference(), "ctx"), from_block=from_block)
+
+
+def scenes(target):
+    schedules = open_schedules(target)
+    return dict((u(S), Scene(target, lib, S, schedules)) for lib, S in schedules)
+
+
+# ---- Putting a coroutine's frames in place, and back ------------------------------
 
 def run(debugger, command):
     """Runs command in the selected frame as it is now (a command run from
@@ -184,57 +316,101 @@ def run(debugger, command):
     return result
 
 
-def write_register(debugger, name, value):
-    """Into the innermost frame: a write that moves the frame pointer may
-    leave an outer frame selected, whose stack pointer cannot be written."""
-    debugger.GetSelectedTarget().GetProcess().GetSelectedThread().SetSelectedFrame(0)
-    result = run(debugger, "register write %s 0x%x" % (name, value))
+def write_register(debugger, thread, name, value):
+    """In the innermost frame's context: in an outer frame's, lldb writes
+    where that frame's caller saved the register (its return address, for
+    the pc), and a write that moves the frame pointer may leave an outer
+    frame selected."""
+    if isinstance(value, int):
+        value = "0x%x" % value
+    result = lldb.SBCommandReturnObject()
+    debugger.GetCommandInterpreter().HandleCommand("register write %s %s" % (name, value),
+                                                   lldb.SBExecutionContext(thread.GetFrameAtIndex(0)), result, False)
     if not result.Succeeded():
         raise Refusal("cannot write register %s: %s" % (name, result.GetError().strip()))
 
 
-class LiveView:
-    """C's slice on the run stack, its registers in the selected thread;
-    what was there put back on leaving (also on errors)."""
+def all_registers(thread):
+    """[(name, bytes)] of every register of the thread, as lldb lists them
+    (a register before the parts of it), less the names that lldb takes for
+    another (x86_64's "sp" is rsp's generic name before it is its low half)."""
+    frame = thread.GetFrameAtIndex(0)
+    sets = frame.GetRegisters()
+    found = []
+    for i in range(sets.GetSize()):
+        for r in sets.GetValueAtIndex(i):
+            if frame.FindRegister(r.GetName()).GetByteSize() == r.GetByteSize():
+                found.append((r.GetName(), bytes(r.GetData().uint8s)))
+    return found
 
-    def __init__(self, debugger, target, lib, S, C):
-        self.debugger, self.target, self.lib, self.S, self.C = debugger, target, lib, S, C
+
+def changed_registers(thread, before):
+    now = dict(all_registers(thread))
+    return [name for name, data in before if now.get(name) != data]
+
+
+def put_back_registers(debugger, thread, before):
+    """Writes back each register that differs, in lldb's order, so that a
+    register put back puts back its parts; with `register write`, which
+    (unlike SBValue's writes) makes lldb unwind the thread again."""
+    for name, data in before:
+        if bytes(thread.GetFrameAtIndex(0).FindRegister(name).GetData().uint8s) == data:
+            continue
+        if len(data) <= 8:
+            write_register(debugger, thread, name, int.from_bytes(data, "little"))
+        else:  # a vector, as lldb prints one
+            write_register(debugger, thread, name, '"{%s}"' % " ".join("0x%02x" % b for b in data))
+
+
+class LiveView:
+    """A coroutine's frames: its slice on the run stack (unless there), the
+    registers of its saved context in the selected thread; everything that
+    was there put back on leaving (also on errors)."""
+
+    def __init__(self, debugger, target, lib, S, C, frames):
+        self.debugger, self.target, self.lib, self.S, self.C, self.frames = debugger, target, lib, S, C, frames
 
     def __enter__(self):
         process = self.target.GetProcess()
-        thread = process.GetSelectedThread()
+        self.thread = process.GetSelectedThread()
         self.saved_bytes = None
-        self.saved_regs = {}
+        self.saved_registers = all_registers(self.thread)
+        regs = saved_registers(self.target, self.frames.lib, self.frames.ctx)
+        # The bytes its frames lie on (and the red zone below them), kept
+        # and put back: lldb has no way to refuse a write there.
+        top = u(field(self.S, "top"))
+        self.bottom = max(u(field(self.S, "stack")), stack_pointer(regs) - 128)
         try:
-            thread.SetSelectedFrame(0)
-            size = u(field(self.C.Dereference(), "size"))
-            bottom = u(field(self.S, "top")) - size
-            if u(field(self.S, "owner")) != u(self.C) and size > 0:
-                block = slice_in_block(self.lib, self.C, bottom, size)
-                self.bottom = bottom
-                self.saved_bytes = read(process, bottom, size)
-                error = lldb.SBError()
-                process.WriteMemory(bottom, read(process, block, size), error)
-            regs = saved_registers(self.target, self.lib, self.C)
-            frame = thread.GetFrameAtIndex(0)
-            self.saved_regs = dict((n, u(frame.FindRegister(n))) for n in regs)
+            self.thread.SetSelectedFrame(0)
+            self.saved_bytes = read(process, self.bottom, top - self.bottom)
+            if self.frames.from_block:
+                size = u(field(self.C.Dereference(), "size"))
+                block = slice_in_block(self.lib, self.C, top - size, size)
+                write(process, top - size, read(process, block, size))
+            self.frames_bytes = read(process, self.bottom, top - self.bottom)
             for name, value in regs.items():
-                write_register(self.debugger, name, value)
+                write_register(self.debugger, self.thread, name, value)
         except BaseException:
             self.__exit__()
             raise
         return self
 
+    def written(self):
+        """What a command wrote among the frames: their bytes, or registers
+        (their names)."""
+        found = changed_registers(self.thread, self.loaded_registers)
+        if read(self.target.GetProcess(), self.bottom, len(self.frames_bytes)) != self.frames_bytes:
+            found.insert(0, "its frames")
+        return found
+
     def __exit__(self, *exc):
-        process = self.target.GetProcess()
         if self.saved_bytes is not None:
-            error = lldb.SBError()
-            process.WriteMemory(self.bottom, self.saved_bytes, error)
-        process.GetSelectedThread().SetSelectedFrame(0)
-        for name, value in self.saved_regs.items():
-            write_register(self.debugger, name, value)
+            write(self.target.GetProcess(), self.bottom, self.saved_bytes)
+        put_back_registers(self.debugger, self.thread, self.saved_registers)
         return False
 
+
+# ---- Describing a coroutine --------------------------------------------------------
 
 def waiting_frame(lib, thread):
     for i in range(thread.GetNumFrames()):
@@ -253,135 +429,280 @@ def describe(frame, suspended):
     return "%s (%s)" % (frame.GetFunctionName() or "??", where)
 
 
-def state_of(lib, S, id, C):
-    if id == int(field(S, "running").GetValueAsSigned()):
-        return "running"
-    status = u(field(C.Dereference(), "status"))
-    if status == READY:
-        return "never started"
-    if status == lib.suspended_elsewhere:
-        return "suspended on another thread"
-    return "suspended"
+def entry_of(lib, thread, index):
+    """The outermost of its frames before the library's that started it."""
+    entry = None
+    while index < thread.GetNumFrames() and not lib.owns_frame(thread.GetFrameAtIndex(index)):
+        entry, index = thread.GetFrameAtIndex(index), index + 1
+    if entry is None or index >= thread.GetNumFrames():
+        return "?"
+    return entry.GetFunctionName() or "??"
 
 
 def start_of(target, C):
     func = u(field(field(C.Dereference(), "start"), "func"))
     name = target.ResolveLoadAddress(func).GetFunction().GetName()
-    return "will start in %s" % (name or "0x%x" % func)
+    return name or "0x%x" % func
 
 
-def with_frames(debugger, target, lib, S, id, C, action):
-    """action(thread) with C's frames in the selected thread (or, for the
-    running coroutine, in the thread whose stack is the run stack) and the
-    frame where it waits selected; the selection and the program put back."""
+class Coroutine:
+    def __init__(self, scene, id, C):
+        self.scene, self.id, self.C = scene, id, C
+        self.state, self.frames = scene.state(id, C)
+
+    def name(self):
+        return "coroutine %d" % self.id
+
+    def no_frames(self, target):
+        if self.state == "being started":
+            return "coroutine %d is being started: it will start in %s" % (self.id, start_of(target, self.C))
+        return "coroutine %d has not started: it will start in %s" % (self.id, start_of(target, self.C))
+
+    def patched(self):
+        return self.frames is not None and self.frames.thread_id is None
+
+    def with_frames(self, debugger, target, action):
+        """action(thread, view or None) with its frames in the selected
+        thread (or its own thread, where it runs), the frame where it waits
+        selected; the selection and the program put back."""
+        process = target.GetProcess()
+        lib = self.scene.lib
+        if self.frames.thread_id is not None:
+            thread = process.GetThreadByID(self.frames.thread_id)
+            process.SetSelectedThread(thread)
+            thread.SetSelectedFrame(waiting_frame(lib, thread))
+            return action(thread, None)
+        with LiveView(debugger, target, lib, self.scene.S, self.C, self.frames) as view:
+            thread = process.GetSelectedThread()
+            thread.SetSelectedFrame(waiting_frame(lib, thread))
+            view.loaded_registers = all_registers(thread)
+            return action(thread, view)
+
+
+def looking(target, body):
+    """Runs a coroutine command on a stopped live process, not nested; the
+    selected thread and frame put back."""
     process = target.GetProcess()
+    if not process.IsValid():
+        raise Refusal("no process: run the program first")
+    if Applying.command is not None:
+        raise Refusal("not inside coroutine apply (%s's frames are in place)" % Applying.frames_of)
+    libraries(target)
+    if "core" in (process.GetPluginName() or ""):
+        raise Refusal("coroutine commands need a live process: lldb writes neither memory nor registers of a "
+                      "core file (gdb with debug/coroutine-gdb.py shows a core file's coroutines)")
+    if process.GetState() != lldb.eStateStopped:
+        raise Refusal("the program is running: stop it first (process interrupt)")
     thread = process.GetSelectedThread()
     selected = (thread.GetIndexID(), thread.GetSelectedFrame().GetFrameID())
     try:
-        if id == int(field(S, "running").GetValueAsSigned()):
-            stack, top = u(field(S, "stack")), u(field(S, "top"))
-            for t in process:
-                if stack <= t.GetFrameAtIndex(0).GetSP() < top:
-                    process.SetSelectedThread(t)
-                    t.SetSelectedFrame(waiting_frame(lib, t))
-                    return action(t)
-            raise Refusal("coroutine %d runs, but no thread's stack pointer is on its run stack" % id)
-        with LiveView(debugger, target, lib, S, C):
-            t = process.GetSelectedThread()
-            t.SetSelectedFrame(waiting_frame(lib, t))
-            return action(t)
+        return body()
     finally:
         process.SetSelectedThreadByIndexID(selected[0])
         process.GetSelectedThread().SetSelectedFrame(selected[1])
 
 
+# ---- The commands ----------------------------------------------------------------
+
 def info(debugger, target, words, out):
     if words:
         raise Refusal("coroutine info takes no arguments")
-    schedules = [(lib, S) for lib in libraries(target) for S in lib.schedules()]
+    schedules = open_schedules(target)
     if not schedules:
         out.write("No schedule is open.\n")
+        return
+    scene_of = scenes(target)
     for lib, S in schedules:
+        scene = scene_of[u(S)]
         if not is_made(S):
             out.write("schedule 0x%x: being opened\n" % u(S))
             continue
         n = int(field(S, "nco").GetValueAsSigned())
         out.write("schedule 0x%x: %d coroutine%s, %s backend\n" % (u(S), n, "" if n == 1 else "s", lib.backend))
-        out.write("  %3s  %-27s %7s  %s\n" % ("id", "state", "saved", "where"))
-        for id in range(int(field(S, "cap").GetValueAsSigned())):
-            C = field(S, "co").GetChildAtIndex(id, lldb.eNoDynamicValues, True)
-            if u(C) == lib.empty:
-                continue
-            state = state_of(lib, S, id, C)
-            if state == "never started":
-                where = start_of(target, C)
+        if scene.switch:
+            out.write("  stopped in a switch: %s\n" % scene.switch)
+        rows = [("id", "state", "saved", "entry", "where")]
+        for id, C in coroutines_of(lib, S):
+            co = Coroutine(scene, id, C)
+            if co.frames is None:
+                entry, where = start_of(target, C), "-"
             else:
-                where = with_frames(debugger, target, lib, S, id, C,
-                                    lambda t: describe(t.GetSelectedFrame(), state != "running"))
-            saved = "-" if state == "running" else str(u(field(C.Dereference(), "size")))
-            out.write("  %3d  %-27s %7s  %s\n" % (id, state, saved, where))
+                suspended = co.patched()
+                entry, where = co.with_frames(debugger, target, lambda t, view: (
+                    entry_of(lib, t, t.GetSelectedFrame().GetFrameID()), describe(t.GetSelectedFrame(), suspended)))
+            saved = "-" if co.state == "running" else str(u(field(C.Dereference(), "size")))
+            rows.append((str(id), co.state, saved, entry, where))
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        for row in rows:
+            out.write("  %*s  %-*s  %*s  %-*s  %s\n" % (max(widths[0], 3), row[0], widths[1], row[1],
+                                                         max(widths[2], 5), row[2], widths[3], row[3], row[4]))
 
 
 def backtrace(debugger, target, words, out):
     lib, S, words = split_schedule(target, words)
     id, C = find_coroutine(target, lib, S, words[0] if words else None)
     options = words[1:]
-    if any(o != "full" and not o.isdigit() for o in options):
-        raise Refusal("coroutine bt: after the id, only full or a number of frames")
-    if state_of(lib, S, id, C) == "never started":
-        out.write("coroutine %d has not started: it %s\n" % (id, start_of(target, C)))
+    if any(o != "full" and not re.match(r"^-?[0-9]+$", o) for o in options):
+        raise Refusal("coroutine bt: after the id, only full or a number of frames (N, or -N for the outermost)")
+    co = Coroutine(scenes(target)[u(S)], id, C)
+    if co.frames is None:
+        out.write(co.no_frames(target) + "\n")
         return
-    count = [o for o in options if o.isdigit()]
+    counts = [int(o) for o in options if o != "full"]
 
-    def show(thread):
-        text = run(debugger, "thread backtrace" + (" -c " + count[0] if count else ""))
-        out.write(text.GetOutput())
+    def show(thread, view):
+        first, count = 0, thread.GetNumFrames()
+        if counts and counts[0] >= 0:
+            count = counts[0]
+        elif counts:
+            first = max(0, count + counts[0])
+            count = -counts[0]
+        out.write(run(debugger, "thread backtrace -s %d -c %d" % (first, count)).GetOutput())
         if "full" in options:
-            for i in range(thread.GetNumFrames()):
+            for i in range(first, min(first + count, thread.GetNumFrames())):
                 thread.SetSelectedFrame(i)
                 out.write("frame #%d locals:\n%s" % (i, run(debugger, "frame variable").GetOutput()))
-    with_frames(debugger, target, lib, S, id, C, show)
+    co.with_frames(debugger, target, show)
 
 
-def apply(debugger, target, words, out, text):
-    schedule_named = False
-    if words:
-        first = target.EvaluateExpression(words[0])
-        schedule_named = first.GetError().Success() and \
-            first.GetType().GetPointeeType().GetName() in ("schedule", "struct schedule")
-    parts = text.split(None, 3 if schedule_named else 2)[1:]  # less "apply"
-    lib, S, _ = split_schedule(target, parts[:1] if schedule_named else [])
-    rest = parts[1:] if schedule_named else parts
-    id, C = find_coroutine(target, lib, S, rest[0] if rest else None)
-    if len(rest) < 2:
-        raise Refusal("coroutine apply: which command? e.g. coroutine apply %d frame variable" % id)
-    if state_of(lib, S, id, C) == "never started":
-        raise Refusal("coroutine %d has not started: it has no frames (it %s)" % (id, start_of(target, C)))
+class Applying:
+    """While a command runs under coroutine apply: which, and among whose
+    frames."""
+    command = None
+    frames_of = None
 
-    def command(thread):
-        result = run(debugger, rest[1])
-        out.write(result.GetOutput())
-        if not result.Succeeded():
-            raise Refusal(result.GetError().strip())
-    with_frames(debugger, target, lib, S, id, C, command)
+
+def resolved(debugger, command):
+    """The command as lldb resolves its aliases ("n" is "thread step-over")."""
+    result = lldb.SBCommandReturnObject()
+    debugger.GetCommandInterpreter().ResolveCommand(command, result)
+    return result.GetOutput().strip() if result.Succeeded() else command
+
+
+def checked_command(debugger, command, co):
+    """The command to run among co's frames: refused in one line if it
+    would resume, end or change the program; an expression without JIT."""
+    full = resolved(debugger, command)
+    for refused in REFUSED_COMMANDS:
+        if full == refused or full.startswith(refused + " "):
+            if refused.endswith(" write"):
+                raise Refusal("coroutine apply: %s would write to the program: refused (%s's frames are a copy, "
+                              "put back afterwards)" % (command, co.name()))
+            if refused == "thread return":
+                raise Refusal("coroutine apply: %s would pop frames of %s: refused" % (command, co.name()))
+            if re.match(r"^(thread (step|until|jump|continue)|process (continue|signal)|_regexp-jump)", refused):
+                raise Refusal("coroutine apply: %s would resume the program and run %s outside the library: "
+                              "refused (resume it outside coroutine apply)" % (command, co.name()))
+            raise Refusal("coroutine apply: %s would end, leave or change the program with %s's frames in place: "
+                          "refused" % (command, co.name()))
+    if co.patched() and re.match(r"^expression( |$)", full):
+        rest = full[len("expression"):].strip()
+        if not rest.startswith("-"):
+            rest = "-- " + rest
+        return "expression --allow-jit false " + rest
+    return command
+
+
+def run_among(debugger, target, co, command, thread, view):
+    """The command among co's frames: its output; a refusal in one line."""
+    Applying.command, Applying.frames_of = command, co.name()
+    process = target.GetProcess()
+    stop_id = process.GetStopID(True)
+    try:
+        result = run(debugger, checked_command(debugger, command, co))
+    finally:
+        Applying.command = Applying.frames_of = None
+    if view is not None and process.GetStopID(True) != stop_id:
+        raise Refusal("coroutine apply: %s ran the program with %s's frames in place: what it computes may now be "
+                      "wrong" % (command, co.name()))
+    error = result.GetError().strip()
+    if view is not None and "Interpreter doesn't handle" in error:
+        raise Refusal("coroutine apply: %s would call a function in the program, over the run stack's bytes: "
+                      "refused (call it where the coroutine runs)" % command)
+    written = view.written() if view is not None else []
+    if written:
+        raise Refusal("coroutine apply: %s wrote to %s: undone (%s's frames and registers are a copy, put back "
+                      "afterwards)" % (command, ", ".join(written), co.name()))
+    if not result.Succeeded():  # lldb's last error line, without its "error: <user expression 3>:1:1: "
+        lines = [line for line in error.splitlines() if line.startswith("error:")] or error.splitlines() or [command]
+        raise Refusal(re.sub(r"^(error: )?(<user expression [0-9]+>:[0-9]+:[0-9]+: )?", "", lines[-1]))
+    return result.GetOutput()
+
+
+def id_list(words):
+    if words and words[0] == "all":
+        return "all", words[1:]
+    ids = []
+    while words and re.match(r"^[0-9]+(-[0-9]+)?$", words[0]):
+        low, _, high = words.pop(0).partition("-")
+        if high and int(high) < int(low):
+            raise Refusal("coroutine apply: inverted range %s-%s" % (low, high))
+        ids.extend(range(int(low), int(high or low) + 1))
+    if not ids:
+        raise Refusal("coroutine apply: which coroutines? all, or ids (e.g. 0 2-4)")
+    return ids, words
+
+
+def apply(debugger, target, text, out):
+    tokens = list(re.finditer(r"\S+", text))[1:]  # less "apply"
+    words = [t.group(0) for t in tokens]
+    named = named_schedule(target, words[0]) if words and words[0] != "all" else None
+    if named is not None:
+        words = words[1:]
+    ids, rest = id_list(words)
+    flags = []
+    while rest and rest[0] in ("-q", "-c", "-s"):
+        flags.append(rest.pop(0))
+    if not rest:
+        raise Refusal("coroutine apply: which command? e.g. coroutine apply %s frame variable"
+                      % ("all" if ids == "all" else ids[0]))
+    command = text[tokens[len(tokens) - len(rest)].start():].strip()
+    if named is not None:
+        targets = [named]
+    elif ids == "all":
+        targets = [(lib, S) for lib, S in open_schedules(target) if is_made(S)]
+    else:
+        lib, S, _ = split_schedule(target, [])
+        targets = [(lib, S)]
+    scene_of = scenes(target)
+    chosen = []
+    for lib, S in targets:
+        pairs = coroutines_of(lib, S) if ids == "all" else [find_coroutine(target, lib, S, str(id)) for id in ids]
+        chosen += [Coroutine(scene_of[u(S)], id, C) for id, C in pairs]
+    for co in chosen:
+        header = "\nCoroutine %d (%s%s):\n" % (co.id, co.state, ", schedule 0x%x" % u(co.scene.S) if len(targets) > 1 else "")
+        if co.frames is None:
+            if "-s" not in flags:
+                out.write(("" if "-q" in flags else header) + co.no_frames(target) + "\n")
+            continue
+        try:
+            output = co.with_frames(debugger, target, lambda t, view: run_among(debugger, target, co, command, t, view))
+        except Refusal as e:
+            if "-s" in flags:
+                continue
+            if "-c" not in flags:
+                out.write("" if "-q" in flags else header)
+                raise
+            output = "%s\n" % e
+        if "-s" in flags and not output:
+            continue
+        out.write(("" if "-q" in flags else header) + output)
 
 
 def coroutine(debugger, command, result, internal_dict):
-    """coroutine info | bt [SCHEDULE] ID [full|N] | apply [SCHEDULE] ID COMMAND"""
+    """coroutine info | bt [SCHEDULE] ID [full|N|-N] | apply [SCHEDULE] all|ID... [-q|-c|-s] COMMAND"""
     target = debugger.GetSelectedTarget()
-    words = shlex.split(command)
+    words = command.split()
     try:
-        if not target.GetProcess().IsValid():
-            raise Refusal("no process: run the program first")
         if not words or words[0] not in ("info", "bt", "apply"):
-            raise Refusal("usage: coroutine info | coroutine bt [SCHEDULE] ID [full|N] | "
-                          "coroutine apply [SCHEDULE] ID COMMAND")
+            raise Refusal("usage: coroutine info | coroutine bt [SCHEDULE] ID [full|N|-N] | "
+                          "coroutine apply [SCHEDULE] all|ID... [-q|-c|-s] COMMAND")
         if words[0] == "info":
-            info(debugger, target, words[1:], result)
+            looking(target, lambda: info(debugger, target, words[1:], result))
         elif words[0] == "bt":
-            backtrace(debugger, target, words[1:], result)
+            looking(target, lambda: backtrace(debugger, target, words[1:], result))
         else:
-            apply(debugger, target, words[1:], result, command)
+            looking(target, lambda: apply(debugger, target, command, result))
     except Refusal as e:
         result.SetError(str(e))
 

@@ -3,9 +3,11 @@
 # ---- make debug-test -----------------------------------------------------------
 # test/debug/waiting.c, stopped while its coroutines wait, in gdb's batch
 # mode: each command's output is checked, live and on a core file taken
-# there, and the program must run on as without gdb (test/debug/gdb_test.sh);
-# what they say where they cannot (test/debug/gdb_refusals.sh); two copies
-# of the library in one process (test/debug/gdb_two_copies.sh); and README's
+# there, and again stopped inside the library in the middle of switches;
+# the program must run on as without gdb (test/debug/gdb_test.sh); what
+# they say where they cannot (test/debug/gdb_refusals.sh) and while another
+# thread runs, in non-stop mode (test/debug/gdb_nonstop.sh); two copies of
+# the library in one process (test/debug/gdb_two_copies.sh); and README's
 # session is what gdb prints (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2 (program and library),
 # against both backends, natively; and the -O2 builds for aarch64, under
@@ -33,6 +35,16 @@ $(B)/debug/%/waiting: test/debug/waiting.c coroutine.cpp coroutine.h asm_switch.
 	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/waiting.c \
 		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -o $@
 
+# A thread that runs a coroutine while main is stopped (non-stop mode), on
+# four of the builds: both backends, both compilers, each level.
+DEBUG_NONSTOP := asm-gcc-O0 ucontext-gcc-O2 asm-clang-O2 ucontext-clang-O1
+$(B)/debug/%/nonstop: test/debug/nonstop.c $(B)/debug/%/waiting
+	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/nonstop.c \
+		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -lpthread -o $@
+
+$(B)/debug/%/nonstop-checked: $(B)/debug/%/nonstop debug/coroutine-gdb.py test/debug/gdb_nonstop.sh
+	@test/debug/gdb_nonstop.sh $< $(@D)/nonstop-out
+
 # What the commands say where they cannot show anything: a build without
 # -g, and one whose library has no debugger's view (the section cut out).
 $(B)/debug/refusals/no-g: test/debug/waiting.c coroutine.cpp coroutine.h
@@ -53,7 +65,7 @@ DEBUG_RUN_aarch64 = EMULATOR=qemu-aarch64 SYSROOT=/usr/aarch64-linux-gnu GDB=gdb
 
 # A build's check, run every time: the file is never made (make -j runs
 # the checks side by side).
-$(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb_test.sh
+$(B)/debug/%/checked: $(B)/debug/%/waiting debug/coroutine-gdb.py test/debug/gdb_test.sh coroutine.cpp
 	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/gdb_test.sh $< $(@D)/out $(filter -O0,-$(call debug_part,$*,3))
 
 # Two copies of the library in one process: the program's (asm) and a
@@ -89,9 +101,10 @@ $(B)/debug/%/lldb-checked: $(B)/debug/%/waiting debug/coroutine_lldb.py test/deb
 
 .PHONY: debug-test
 debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS) \
+		$(foreach d,$(DEBUG_NONSTOP),$(B)/debug/$(d)/nonstop-checked) \
 		$(foreach b,$(BACKENDS),$(B)/debug/demo/$(b)/demo-checked) \
 		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked) $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so
 	@test/debug/gdb_refusals.sh $(DEBUG_REFUSALS) $(B)/debug/refusals/out
 	@test/debug/gdb_two_copies.sh $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so $(TWO_COPIES)/out
 	@test/debug/readme_session.sh check $(B)/debug/readme
-	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed in gdb, $(words $(DEBUG_LLDB_BUILDS)) in lldb$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"
+	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed in gdb ($(words $(DEBUG_NONSTOP)) in non-stop mode too), $(words $(DEBUG_LLDB_BUILDS)) in lldb$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"

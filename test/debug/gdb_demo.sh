@@ -29,7 +29,7 @@ gdb -nx -batch -x $script -ex "break main.cpp:$line" -ex 'ignore 1 4' -ex "run >
 gdb -nx -batch -x $script -ex 'info coroutines' -ex 'coroutine bt 1' -ex 'coroutine apply 1 info locals' \
 	"$main" "$dir/core" > "$dir/core.log" 2>&1
 for view in live core; do
-	check "the demo ($view): coroutine 1 waits in foo" "$dir/$view.log" '^ +1 +suspended +[0-9]+ +foo \(main\.cpp:[0-9]+\)$'
+	check "the demo ($view): coroutine 1 waits in foo" "$dir/$view.log" '^ +1 +suspended +[0-9]+ +foo +foo \(main\.cpp:[0-9]+\)$'
 	check "the demo ($view): its backtrace" "$dir/$view.log" '^#[0-9]+ +0x[0-9a-f]+ in foo \(S=0x[0-9a-f]+, ud=0x[0-9a-f]+\) at main\.cpp:[0-9]+$'
 	check "the demo ($view): its locals" "$dir/$view.log" '^i = 1$'
 done

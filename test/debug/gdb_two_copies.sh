@@ -15,7 +15,7 @@ gdb -nx -batch -x debug/coroutine-gdb.py -ex 'break stop_here' -ex "run $plugin 
 	-ex continue "$prog" > "$log" 2>&1
 failed=0
 for pattern in '^schedule 0x[0-9a-f]+: 1 coroutine, asm backend$' '^schedule 0x[0-9a-f]+: 1 coroutine, ucontext backend$' \
-	'^ +0 +suspended +[0-9]+ +host_waiter \(two_copies\.c:[0-9]+\)$' '^ +0 +suspended +[0-9]+ +plugin_waiter \(plugin\.c:[0-9]+\)$' \
+	'^ +0 +suspended +[0-9]+ +host_waiter +host_waiter \(two_copies\.c:[0-9]+\)$' '^ +0 +suspended +[0-9]+ +plugin_waiter +plugin_waiter \(plugin\.c:[0-9]+\)$' \
 	'^#0 .*plugin_waiter \(' '^#0 .*host_waiter \(' '^\$1 = 40$' '^\$2 = 7$'; do
 	grep -Eq -- "$pattern" "$log" || { echo "FAIL: two copies of the library: no line matching $pattern in $log"; failed=1; }
 done

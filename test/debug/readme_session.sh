@@ -1,6 +1,6 @@
 #!/bin/sh
 # readme_session.sh - README's gdb session ("Debugging") is what gdb prints
-# on README's first program, built by README's "debug-build" lines.
+# on README's game.c, built by README's "debug-build" lines.
 #
 #     test/debug/readme_session.sh check|write BUILD-DIR
 #
@@ -12,24 +12,33 @@ mode=$1 dir=$2
 block() { test/docs/readme_block.sh "$1"; }
 rm -rf "$dir"
 mkdir -p "$dir"
-block first.c > "$dir/first.c" || exit 1
+block game.c > "$dir/game.c" || exit 1
 block debug-build > "$dir/build.sh" || exit 1
 cp coroutine.h coroutine.cpp debug/coroutine-gdb.py "$dir/"
 
 # The commands of the session, each echoed after gdb's prompt.
 cat > "$dir/session.gdb" <<'EOF'
-break first.c:10 if i == 2
+break game.c:10 if now == 1 && t == 5
 run > /dev/null
 info coroutines
-coroutine bt 1
-coroutine apply 1 print name
-coroutine apply 1 print &i
-print &i
+coroutine bt 0
+coroutine apply 0 frame apply level 1 print hp
+coroutine apply all -q print t
+coroutine apply 0 print &t
+print &t
+coroutine apply 0 next
+coroutine apply 0 print wait_until(S, 3)
 EOF
-awk '{ gsub(/\\/, "\\\\"); print "echo (gdb) " $0 "\\n"; print }' "$dir/session.gdb" > "$dir/echoed.gdb"
-(cd "$dir" && sh -e build.sh > build.log 2>&1 &&
-	gdb -q -nx -batch -x coroutine-gdb.py -x echoed.gdb ./first > session.raw 2>&1) ||
+# Each as its own -ex, echoed after gdb's prompt: gdb goes on after an error
+# (a command file would stop there).
+set --
+while IFS= read -r line; do
+	set -- "$@" -ex "echo (gdb) $(printf '%s' "$line" | sed 's/\\/\\\\/g')\n" -ex "$line"
+done < "$dir/session.gdb"
+(cd "$dir" && sh -e build.sh > build.log 2>&1) ||
 	{ echo "FAIL: README's debug-build lines: $(cat "$dir/build.log")"; exit 1; }
+# (The session ends in a refusal: gdb's status is 1.)
+(cd "$dir" && gdb -q -nx -batch -x coroutine-gdb.py "$@" ./game > session.raw 2>&1)
 # gdb's notes on libthread_db say nothing of coroutines.
 grep -v -e '^\[Thread debugging' -e '^Using host libthread_db' -e '^$' "$dir/session.raw" > "$dir/session"
 

@@ -5,8 +5,9 @@
 #
 #     test/support/checks_test.sh WORK-DIR [TARBALL]
 #
-# - targets-check (mk/docs.mk), on a README whose table names a target
-#   that does not exist, and on one whose table lacks a target;
+# - targets-check (mk/docs.mk), on a README whose first table, or a later
+#   one, names a target that does not exist, and on one whose table lacks
+#   a target;
 # - test/docs/first_program.sh, on a README whose first program warns in
 #   C89 and whose build lines fail before the last;
 # - test/support/run.sh, on a program that passes a test and then crashes,
@@ -73,6 +74,13 @@ target=$(echo "$row" | sed -E 's/^\| `make ([a-z-]+)`.*/\1/')
 copy_tree "$work/unknown-target" "/^| \`make $target\` |/a | \`make no-such-target\` | a row for a target that does not exist |"
 expect_report "targets-check reports a README row that names no target" "no-such-target" \
 	make -s --no-print-directory -C "$work/unknown-target" targets-check
+# The same in the last table (the first tells the everyday targets apart).
+last=$(awk '/^## Make targets/ { on = 1 } on && /^## / && !/Make targets/ { exit } on && /^\| `make [a-z-]+` \|/ { row = $0 } END { print row }' README.md |
+	sed -E 's/^\| `make ([a-z-]+)`.*/\1/')
+[ -n "$last" ] && [ "$last" != "$target" ] || { echo "checks_test.sh: README's last table of make targets has no row for one target"; exit 1; }
+copy_tree "$work/unknown-target-later" "/^| \`make $last\` |/a | \`make no-such-later-target\` | a row for a target that does not exist |"
+expect_report "targets-check reports a row of a later table that names no target" "no-such-later-target" \
+	make -s --no-print-directory -C "$work/unknown-target-later" targets-check
 copy_tree "$work/missing-target" "/^| \`make $target\` |/d"
 expect_report "targets-check reports a target that README's table lacks" "lacks: $target" \
 	make -s --no-print-directory -C "$work/missing-target" targets-check
