@@ -59,7 +59,9 @@ $(O)/delete_cxx.o: test/spec/test_delete_cxx.cpp $(TEST_HEADERS)
 $(O)/test_delete_cxx: $(O)/test_delete_cxx.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
 
-$(O)/delete$(EXE): $(O)/delete.o $(O)/libcoroutine.a
+# DELETE_SUPPORT: what the C one needs besides, for a C library that lacks
+# something the unwinder asks for (musl-test).
+$(O)/delete$(EXE): $(O)/delete.o $(O)/libcoroutine.a $(DELETE_SUPPORT)
 	$(CLINK) $(LDFLAGS) -fexceptions $^ $(if $(EXE),,-lpthread) -o $@
 
 $(O)/delete_cxx$(EXE): $(O)/delete_cxx.o $(O)/libcoroutine.a
@@ -197,7 +199,8 @@ check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLE
 	$(foreach p,$^,$(call check-output,$(p)))
 
 # What `test` checks, for a target without CMocka: driver.c, the C++
-# exception tests built without CMocka (driver_cxx), and the outputs.
+# exception tests and the delete tests built without CMocka (driver_cxx,
+# delete, delete_cxx), and the outputs.
 test-without-cmocka:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx" \
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx delete delete_cxx" \
 		check-no-cxx-runtime check check-outputs || exit 1; done

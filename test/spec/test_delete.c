@@ -283,6 +283,7 @@ static void test_ids_after_deletes_follow_the_original_rule(void **state)
 	static int yields[MODEL_SLOTS];
 	uint32_t seed = 12345;
 	int step, live_ids = 0;
+	int wrong_id_at = -1, wrong_status_at = -1; /* the first step that disagreed */
 	memset(&m, 0, sizeof m);
 	m.cap = 16;
 	for (step = 0; step < 4000; step++) {
@@ -293,8 +294,8 @@ static void test_ids_after_deletes_follow_the_original_rule(void **state)
 			yields[want] = (int)random_number(&seed, 4);
 			m.yields_left[want] = yields[want] + 1;
 			got = coroutine_new(S, yield_a_while, &yields[want]);
-			if (got != want)
-				fail_msg("step %d: coroutine_new gave %d, the original's rule %d", step, got, want);
+			if (got != want && wrong_id_at < 0)
+				wrong_id_at = step;
 			live_ids++;
 		} else if (what < 7 && m.used[id]) {
 			coroutine_resume(S, id);
@@ -304,9 +305,11 @@ static void test_ids_after_deletes_follow_the_original_rule(void **state)
 			coroutine_delete(S, id);
 			model_free(&m, id);
 		}
-		if (m.used[id] != (coroutine_status(S, id) != COROUTINE_DEAD))
-			fail_msg("step %d: slot %d's status disagrees with the model", step, id);
+		if (m.used[id] != (coroutine_status(S, id) != COROUTINE_DEAD) && wrong_status_at < 0)
+			wrong_status_at = step;
 	}
+	assert_int_equal(wrong_id_at, -1);
+	assert_int_equal(wrong_status_at, -1);
 	assert_true(live_ids > 1000);
 }
 
@@ -433,8 +436,8 @@ static void test_delete_a_shallow_slice(void **state)
 	coroutine_resume(S, id);
 	coroutine_resume(S, other);
 	forget_cleanups();
-#if COROUTINE_ASM && defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && !ASAN_BY_FEATURE
-	assert_true(coroutine_stack_size(S, id) <= 96); /* the shallow kind */
+#if COROUTINE_ASM && defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && !ASAN_BY_FEATURE && !defined(_WIN32)
+	assert_true(coroutine_stack_size(S, id) <= 96); /* the shallow kind (Windows' frames are larger) */
 #endif
 	coroutine_delete(S, id);  /* not the run stack's owner */
 	coroutine_delete(S, other); /* the owner */
@@ -666,12 +669,20 @@ static const char *child_aborts_with(void (*run)(void), const char *line)
 	return "no such child case";
 }
 
+#ifdef TEST_PLAIN
+#define assert_child_aborts_with(run, line) \
+	do { \
+		const char *why = child_aborts_with(run, line); \
+		plain_check(why == NULL, why); \
+	} while (0)
+#else
 #define assert_child_aborts_with(run, line) \
 	do { \
 		const char *why = child_aborts_with(run, line); \
 		if (why != NULL) \
 			fail_msg("%s", why); \
 	} while (0)
+#endif
 
 static void test_delete_from_inside_a_coroutine_aborts(void **state)
 {
