@@ -3026,13 +3026,18 @@ static _Unwind_Reason_Code unwind_on(int, _Unwind_Action, _Unwind_Exception_Clas
 #elif FORCED_UNWIND
 /* The Itanium C++ ABI's unwinder, found as the C++ runtime is (see
  * linked_runtime): by a weak reference to it, linked into any program
- * with C++ or C built with -fexceptions; else in the global scope, or in
- * libgcc_s when a plugin brought it (a lookup per delete, in a process
- * that linked none).  Apple: in libSystem. */
+ * with C++ or C built with -fexceptions; else in the global scope; else as
+ * a runtime that a plugin brought sees it (dlsym searches a module and what
+ * it loaded), the unwinder whose contexts its personality reads.  A lookup
+ * costs thousands of instructions: what this thread found is kept until
+ * modules come or go (counted as modules_changed counts them).  Apple: in
+ * libSystem. */
 #include <unwind.h>
 typedef _Unwind_Reason_Code (*forced_unwind_func)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
 #if !defined(__APPLE__)
 extern "C" _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *) WEAK;
+static thread_local forced_unwind_func unwinder_found;
+static thread_local unsigned long long unwinder_loads; /* the count at the last look; 0: none yet */
 #endif
 
 static forced_unwind_func find_unwinder(void)
@@ -3042,13 +3047,20 @@ static forced_unwind_func find_unwinder(void)
 #else
 	if (_Unwind_ForcedUnwind)
 		return _Unwind_ForcedUnwind;
+	unsigned long long loads = 0;
+	dl_iterate_phdr(count_loads, &loads);
+	if (loads == unwinder_loads)
+		return unwinder_found;
+	unwinder_loads = loads;
 	void *found = dlsym(RTLD_DEFAULT, "_Unwind_ForcedUnwind");
-	void *module = found ? NULL : dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	if (module != NULL) {
-		found = dlsym(module, "_Unwind_ForcedUnwind");
-		dlclose(module);
+	for (size_t i = 0; found == NULL && i < sizeof runtime_names / sizeof runtime_names[0]; i++) {
+		void *runtime = dlopen(runtime_names[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (runtime != NULL) {
+			found = dlsym(runtime, "_Unwind_ForcedUnwind");
+			dlclose(runtime);
+		}
 	}
-	return (forced_unwind_func)found;
+	return unwinder_found = (forced_unwind_func)found;
 #endif
 }
 

@@ -45,8 +45,9 @@ $(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
 # test_delete's C frames have cleanups for coroutine_delete's unwinding to
 # run (-fexceptions), which links the unwinder in; test_delete_cxx is C++.
 # delete and delete_cxx: the same without CMocka (TEST_PLAIN), for targets
-# that have none.
-$(O)/test_delete.o $(O)/delete.o: CFLAGS += -fexceptions
+# that have none.  (On TEST_CC, not CFLAGS, which the tool targets set on
+# make's command line, where it would override this.)
+$(O)/test_delete.o $(O)/delete.o: TEST_CC += -fexceptions
 
 $(O)/delete.o: test/spec/test_delete.c $(TEST_HEADERS)
 	@mkdir -p $(@D)
@@ -131,7 +132,7 @@ $(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 
 # test_alloc makes the library's allocations fail on demand (and has a
 # cleanup for coroutine_delete's unwinding to run: -fexceptions).
-$(O)/test_alloc.o: CFLAGS += -fexceptions
+$(O)/test_alloc.o: TEST_CC += -fexceptions
 $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
 
 # test_examples runs the examples and the demo found beside it (under

@@ -214,6 +214,28 @@ static void test_delete_leaves_an_empty_slot_as_it_is(void **state)
 	assert_int_equal(coroutine_new(S, yield_forever, NULL), 1);
 }
 
+/* Waits in coroutine_try_yield, which the unwinding starts from too. */
+static void try_yield_with_a_cleanup(struct schedule *S, void *ud)
+{
+	int label CLEANUP(note_cleanup) = 9;
+	(void)ud;
+	while (coroutine_try_yield(S) != 0)
+		continue;
+	label = -9;
+}
+
+static void test_delete_of_a_coroutine_waiting_in_try_yield_runs_its_cleanups(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	int id = coroutine_new(S, try_yield_with_a_cleanup, NULL);
+	coroutine_resume(S, id);
+	forget_cleanups();
+	coroutine_delete(S, id);
+	assert_int_equal(ran_count, 1);
+	assert_int_equal(ran[0], 9);
+	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+}
+
 static void test_coroutine_running_in_a_cleanup_is_the_deleted_coroutine(void **state)
 {
 	struct schedule *S = (struct schedule *)*state;
@@ -746,6 +768,7 @@ int main(int argc, char **argv)
 		schedule_test(test_delete_empties_the_slot),
 		schedule_test(test_delete_frees_a_coroutine_that_never_started),
 		schedule_test(test_delete_leaves_an_empty_slot_as_it_is),
+		schedule_test(test_delete_of_a_coroutine_waiting_in_try_yield_runs_its_cleanups),
 		schedule_test(test_coroutine_running_in_a_cleanup_is_the_deleted_coroutine),
 		schedule_test(test_ids_after_deletes_follow_the_original_rule),
 		schedule_test(test_other_coroutines_keep_their_data_and_finish),
