@@ -430,7 +430,9 @@ static void test_delete_a_deep_slice(void **state)
 	struct schedule *S = (struct schedule *)*state;
 	int id = coroutine_new(S, four_deep_frames, NULL);
 	coroutine_resume(S, id);
+#if !defined(__SANITIZE_ADDRESS__) && !ASAN_BY_FEATURE /* ASan may keep the frames' arrays off the run stack */
 	assert_true(coroutine_stack_size(S, id) > 12000);
+#endif
 	coroutine_resume(S, coroutine_new(S, finish_at_once, NULL)); /* the run stack changes hands */
 	forget_cleanups();
 	coroutine_delete(S, id);

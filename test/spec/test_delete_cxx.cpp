@@ -29,6 +29,11 @@
 #include <vector>
 
 #define NOINLINE __attribute__((noinline))
+#if defined(__has_feature)
+#define ASAN_BY_FEATURE __has_feature(address_sanitizer) /* clang's */
+#else
+#define ASAN_BY_FEATURE 0
+#endif
 
 /* ---- Objects that note their destruction ------------------------------------ */
 
@@ -334,7 +339,9 @@ static void test_delete_a_deep_slice(void **state)
 	struct schedule *S = (struct schedule *)*state;
 	int id = coroutine_new(S, five_deep_frames, NULL);
 	coroutine_resume(S, id);
+#if !defined(__SANITIZE_ADDRESS__) && !ASAN_BY_FEATURE /* ASan may keep the frames' arrays off the run stack */
 	assert_true(coroutine_stack_size(S, id) > 12000);
+#endif
 	coroutine_resume(S, coroutine_new(S, three_frames, NULL)); /* the run stack changes hands */
 	destroyed.clear();
 	coroutine_delete(S, id);
