@@ -72,8 +72,10 @@ LIBOBJS_fiber    := $(O)/coroutine.o
 
 WARN := -Wall -Wextra -Wpedantic
 # The library is C with a C++ spelling: no exceptions, no RTTI, so that a C
-# program links it with the C compiler driver and no C++ runtime.
-LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti
+# program links it with the C compiler driver and no C++ runtime.  Unwind
+# tables, so that coroutine_delete can unwind a coroutine through its yield
+# (gcc's default on x86 and aarch64, not on armv7 and riscv64).
+LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti -funwind-tables
 # The tests are C programs linked with the C driver, which proves that claim
 # (sanitize links them with the C++ driver: see mk/tools.mk).
 CLINK ?= $(CC)

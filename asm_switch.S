@@ -2,7 +2,7 @@
  * asm_switch.S - the assembly context switch of coroutine.cpp
  * (selected by compiling coroutine.cpp with -DCOROUTINE_ASM=1).
  *
- * Two functions, called only from coroutine.cpp:
+ * Three functions, used only by coroutine.cpp:
  *
  *   void coroutine_switch_context(context *from, const context *to);
  *       Saves the caller's callee-saved state in *from, loads *to and
@@ -24,6 +24,20 @@
  *       at the top (on Windows, below the home space the ABI gives it).
  *       bottom and reservation, the lowest addresses of the run stack and of
  *       its mapping, are Windows' (see its section).
+ *
+ *   void coroutine_call_in_context(void);
+ *       Never called: a resume address.  coroutine_delete makes a
+ *       suspended context resume here, having put two words on top of its
+ *       stack: a function, then the context's own resume address.  This
+ *       pops them and jumps to the function, so that the context calls it
+ *       as if the code at the resume address had: the return address is
+ *       that resume address, and the stack pointer is as at that call.
+ *       The function's argument is the switch's first, from, which the
+ *       switch leaves in the first argument register (i386: copied to the
+ *       first argument's slot).  So a suspended coroutine calls
+ *       coroutine.cpp's unwind_coroutine(S) from inside its
+ *       coroutine_yield, and the unwinder walks on from there into its
+ *       frames.
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
@@ -87,7 +101,8 @@
  * PLT.
  *
  * One section per ABI, each with the same shape: the layout of the
- * context, the save, the restore, the first-entry trampoline.  A section
+ * context, the save, the restore, the first-entry trampoline, the call in
+ * a context.  A section
  * serves every object format of its ABI through the macros of the
  * object-format layer below.
  */
@@ -316,6 +331,14 @@ FUNCTION coroutine_start_context
 	ud2			/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
+
+/* ---- The call in a context: above rsp, the function, then the resume
+ * address, which the pop leaves as the return address (from: rdi). */
+FUNCTION coroutine_call_in_context
+	ENTRY_MARK
+	pop	%rax
+	jmp	*%rax
+END_FUNCTION coroutine_call_in_context
 
 #elif defined(__x86_64__) && defined(_WIN32)
 /* ======================================================================
@@ -576,6 +599,14 @@ FUNCTION coroutine_start_context
 	.seh_endproc
 END_FUNCTION coroutine_start_context
 
+/* ---- The call in a context: above rsp, the function, then the resume
+ * address, which the pop leaves as the return address (from: rcx; the
+ * home space above it is the switch's, a callee's to use). */
+FUNCTION coroutine_call_in_context
+	pop	%rax
+	jmp	*%rax
+END_FUNCTION coroutine_call_in_context
+
 #elif defined(__i386__) && defined(__ELF__)
 /* ======================================================================
  * i386, System V ABI (ELF, cdecl).  "System V Application Binary
@@ -765,6 +796,17 @@ FUNCTION coroutine_start_context
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
 
+/* ---- The call in a context: above esp, the function, then the resume
+ * address, which the pop leaves as the return address.  from (eax, as the
+ * switch left it) goes to the first argument's slot, which was the
+ * switch's own from and is a callee's to change. */
+FUNCTION coroutine_call_in_context
+	ENTRY_MARK
+	pop	%ecx
+	mov	%eax, 4(%esp)
+	jmp	*%ecx
+END_FUNCTION coroutine_call_in_context
+
 #elif defined(__aarch64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 /* ======================================================================
  * aarch64, AAPCS64 (ELF on Linux, Mach-O on macOS).  "Procedure Call Standard for the Arm 64-bit
@@ -893,6 +935,15 @@ FUNCTION coroutine_start_context
 	brk	#0x3e8		/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
+
+/* ---- The call in a context: above sp, the function, then the resume
+ * address, which goes to x30 (from: x0).  x16: a br through it may land
+ * on the "bti c" that starts a function. */
+FUNCTION coroutine_call_in_context
+	ENTRY_MARK
+	ldp	x16, x30, [sp], #16
+	br	x16
+END_FUNCTION coroutine_call_in_context
 
 #if defined(__ARM_FEATURE_BTI_DEFAULT) && defined(__ELF__)
 /* GNU property note: GNU_PROPERTY_AARCH64_FEATURE_1_AND with the BTI bit. */
@@ -1035,6 +1086,14 @@ FUNCTION coroutine_start_context
 	.fnend
 END_FUNCTION coroutine_start_context
 
+/* ---- The call in a context: above sp, the function, then the resume
+ * address, which goes to lr (from: r0); bx switches to the function's
+ * instruction set. */
+FUNCTION coroutine_call_in_context
+	pop	{r12, lr}
+	bx	r12
+END_FUNCTION coroutine_call_in_context
+
 #elif defined(__riscv) && defined(__ELF__) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
 /* ======================================================================
  * riscv64, LP64D (ELF).  "RISC-V ELF psABI", Integer and Floating-point
@@ -1170,6 +1229,15 @@ FUNCTION coroutine_start_context
 	unimp			/* finish returned: it must leave by a switch */
 	.cfi_endproc
 END_FUNCTION coroutine_start_context
+
+/* ---- The call in a context: above sp, the function, then the resume
+ * address, which goes to ra (from: a0). */
+FUNCTION coroutine_call_in_context
+	ld	t0, 0(sp)
+	ld	ra, 8(sp)
+	addi	sp, sp, 16
+	jr	t0
+END_FUNCTION coroutine_call_in_context
 
 #else
 #error "asm_switch.S supports x86_64 (System V: Linux, macOS; Microsoft x64: Windows), aarch64 (AAPCS64: Linux, macOS), and on Linux i386 (System V), armv7 (AAPCS, hard float) and riscv64 (LP64D); build coroutine.cpp without -DCOROUTINE_ASM to use the ucontext backend"

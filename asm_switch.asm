@@ -5,7 +5,7 @@
 ;
 ; The two files must not drift: the same order, the same comments, the
 ; same context offsets; make windows-msvc-test runs the same checks on each.
-; What asm_switch.S says at its top (the two functions, why the resume
+; What asm_switch.S says at its top (the three functions, why the resume
 ; address lives in the context, the FP control state) holds here too.
 ; The context's offsets are CTX_RBX, CTX_FCW... in both files (MASM
 ; reserves the register names, so a bare RBX would not do here).
@@ -272,5 +272,16 @@ coroutine_start_context_call PROC FRAME
 	call	r12		; finish(S)
 	ud2			; finish returned: it must leave by a switch
 coroutine_start_context_call ENDP
+
+;
+; ---- The call in a context: above rsp, the function, then the resume
+; address, which the pop leaves as the return address (from: rcx; the
+; home space above it is the switch's, a callee's to use).
+;
+	ALIGN 16
+coroutine_call_in_context PROC
+	pop	rax
+	jmp	rax
+coroutine_call_in_context ENDP
 
 END

@@ -11,9 +11,10 @@
  *
  * The file reads in that order: the sizes and the compiler's spellings; the
  * two structures and the types they need; the story, in the order a user
- * meets it (open, new, resume, yield, status, running, next, close); then
- * the machinery it calls, a section per concern.  A reader who stops after
- * the story has seen the whole library; a porter reads one section.
+ * meets it (open, new, resume, yield, status, running, next, delete,
+ * close); then the machinery it calls, a section per concern.  A reader
+ * who stops after the story has seen the whole library; a porter reads one
+ * section.
  *
  * The switch is swapcontext(3) by default, the assembly in asm_switch.S
  * with -DCOROUTINE_ASM=1, and Emscripten's fibers on WebAssembly.
@@ -331,6 +332,7 @@ struct schedule {
 	int cap;
 	int running;                 /* id of the running coroutine, or -1 */
 	struct coroutine *owner;     /* whose bytes are on the run stack now */
+	struct unwinding *unwinding; /* coroutine_delete's, while it unwinds the running one */
 	uint64_t thread;             /* its thread's number: see move_to_this_thread */
 	uint64_t fast_thread;        /* thread, or none: see resume_the_long_way */
 	struct eh_state *eh;         /* its thread's state in its C++ runtime, or spare */
@@ -473,6 +475,11 @@ static int take_up_runtimes(struct schedule *S);
 static int take_up_late_runtime(struct schedule *S);
 NOINLINE static void resume_keeping_more_runtimes(struct schedule *S, int id);
 static void free_more_runtimes(struct schedule *S);
+/* Ending a coroutine early: whether a suspended coroutine can be unwound
+ * here (this build, and an unwinder in the process), and its unwinding,
+ * after which it has finished. */
+static int can_unwind(void);
+NOINLINE static void resume_in_forced_unwind(struct schedule *S, int id);
 /* Threads: a number each, never reused; a schedule that moves here. */
 static uint64_t this_thread(void);
 NOINLINE static void move_to_this_thread(struct schedule *S);
@@ -507,7 +514,8 @@ static void check_id(const struct schedule *S, int id, const char *func)
 static void check_in_main(const struct schedule *S, const char *func, const char *what)
 {
 	if (S->running != -1)
-		fail("%s: called from inside coroutine %d; %s", func, S->running, what);
+		fail("%s: called from inside coroutine %d%s; %s", func, S->running,
+		     S->unwinding != NULL ? ", which coroutine_delete is unwinding" : "", what);
 }
 
 /* ---- Opening a schedule ------------------------------------------------- */
@@ -668,10 +676,9 @@ static void continue_owner(struct schedule *S)
 	run_stack_out_of_reach(S);
 }
 
-/* Hands the run stack over to suspended C, and continues it: the bytes of
- * the last occupant are forgotten, C's put back.  Out of line: most resumes
- * resume the coroutine already there. */
-NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
+/* Hands the run stack over to suspended C: the bytes of the last occupant
+ * are forgotten, C's put back. */
+static ALWAYS_INLINE void put_back_slice(struct schedule *S, struct coroutine *C)
 {
 	forget_run_stack(S);
 	char *bottom = S->top - C->size;
@@ -679,6 +686,13 @@ NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
 	asan_restore_shadow(S, C);
 	hand_over_frames(S, C);
 	S->owner = C;
+}
+
+/* And continues it.  Out of line: most resumes resume the coroutine
+ * already there. */
+NOINLINE static void take_run_stack(struct schedule *S, struct coroutine *C)
+{
+	put_back_slice(S, C);
 	continue_owner(S);
 }
 
@@ -924,16 +938,72 @@ int coroutine_next(struct schedule *S, int id)
 	return next_used_slot(S, (size_t)id + 1);
 }
 
+/* ---- Deleting a coroutine ----------------------------------------------- */
+
+/* Frees coroutine id where it lies, never to run again: one that never
+ * started, or a suspended one that nothing can unwind here (its
+ * destructors do not run, as at a close). */
+static void free_coroutine(struct schedule *S, int id)
+{
+	struct coroutine *C = S->co[id];
+	if (C->status != COROUTINE_READY) /* it has run: ASan's fake frames go too */
+		asan_free_fake_stack(S, C);
+	if (S->owner == C) /* the bytes on the run stack are nobody's now */
+		S->owner = NULL;
+	delete_coroutine(C);
+	empty_slot(S, id);
+	--S->nco;
+}
+
+/* An addition to the original API: see coroutine.h.  A suspended
+ * coroutine is resumed one last time, into a forced unwind that starts in
+ * the yield where it waits (see "Ending a coroutine early"): its
+ * destructors run, innermost first, and it finishes as if its function
+ * had returned.  Resumed, it must be on the thread it yielded on. */
+void coroutine_delete(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_delete");
+	check_in_main(S, "coroutine_delete", "only the main program may delete");
+	check_id(S, id, "coroutine_delete");
+	if (S->thread != this_thread())
+		move_to_this_thread(S);
+	struct coroutine *C = S->co[id];
+	if (C == &no_coroutine) /* an empty slot: nothing to delete */
+		return;
+	if (C->status == SUSPENDED_ELSEWHERE)
+		fail("coroutine_delete: coroutine %d was suspended on another thread; "
+		     "delete it on that thread", id);
+	if (C->status == COROUTINE_SUSPEND && can_unwind())
+		resume_in_forced_unwind(S, id);
+	else
+		free_coroutine(S, id);
+}
+
 /* ---- Closing a schedule ------------------------------------------------- */
 
-/* Frees every coroutine, suspended ones too, without running them on: the
- * destructors of their C++ locals never run. */
+/* Whether C waits at a yield made on the calling thread: only there can
+ * it be unwound. */
+static int suspended_here(const struct schedule *S, const struct coroutine *C)
+{
+	uint64_t here = this_thread();
+	if (C->status == COROUTINE_SUSPEND)
+		return S->thread == here;
+	return C->status == SUSPENDED_ELSEWHERE && C->thread == here;
+}
+
+/* Deletes every coroutine suspended on this thread, in id order, so that
+ * their destructors run; then frees the rest, which cannot run here (never
+ * started, or suspended on another thread), without running them.  A
+ * destructor may make new coroutines meanwhile: they never start. */
 void coroutine_close(struct schedule *S)
 {
 	if (S == NULL)
 		return;
 	refuse_under_loader_lock("coroutine_close");
 	check_in_main(S, "coroutine_close", "close the schedule from the main program");
+	for (int id = 0; id < S->cap; id++)
+		if (suspended_here(S, S->co[id]))
+			coroutine_delete(S, id);
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i];
 		if (C == &no_coroutine)
@@ -3022,6 +3092,346 @@ static void free_more_runtimes(struct schedule *S)
 		free(S->more->saved);
 	free(S->more);
 }
+
+/* ---- Ending a coroutine early: forced unwinding ----------------------------
+ *
+ * coroutine_delete ends a suspended coroutine as a thread is cancelled: it
+ * resumes the coroutine one last time, in a function of ours that its
+ * yield seems to have called (call_in_context makes its saved context call
+ * unwind_coroutine from where it waits, as a signal frame is made), so
+ * that the yield's own way back tests nothing.  There a forced unwind
+ * starts, which the C++ runtime and the C compiler's cleanups treat as a
+ * thread's cancellation: it walks up from the yield through the
+ * coroutine's frames, running their destructors and cleanup attributes,
+ * innermost first, until the frame its start made ends the chain
+ * (asm_switch.S's trampolines, ucontext's __start_context).  There the
+ * coroutine finishes, as if its function had returned (finish_coroutine),
+ * and main's coroutine_delete returns.  The coroutine runs as in any
+ * resume: its own exception state, ASan, valgrind and the checked build
+ * told of the switches as at a finish.
+ *
+ * The Itanium C++ ABI's unwinder (glibc, musl and Apple; libgcc's and
+ * LLVM's) does it with _Unwind_ForcedUnwind and a stop function, as
+ * pthread_cancel does: a catch (...) in the coroutine is entered, and
+ * must rethrow.  If the process has no unwinder (a C program that links
+ * none), or this build cannot make the call (WebAssembly, ucontext other
+ * than glibc's), the coroutine is freed where it lies, as at a close.  A
+ * frame without unwind tables ends the walk as the start would: the
+ * frames above it are not unwound.  Windows unwinds with RtlUnwindEx, to
+ * the trampoline's frame, where the coroutine's function would have
+ * returned to.
+ *
+ * What the unwinding needs lives in main's coroutine_delete frame, which
+ * outlives the frames the unwinder makes and drops on the run stack; while
+ * the coroutine runs, S->unwinding points to it.
+ */
+#if COROUTINE_FIBER
+#define FORCED_UNWIND 0 /* no unwinder the library could call */
+#elif COROUTINE_ASM
+#define FORCED_UNWIND 1
+#elif defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) \
+			     || (defined(__riscv) && __riscv_xlen == 64))
+#define FORCED_UNWIND 1
+#else
+#define FORCED_UNWIND 0 /* a ucontext whose layout is not known here */
+#endif
+
+#if FORCED_UNWIND && COROUTINE_ASM
+extern "C" void coroutine_call_in_context(void);
+
+/* The words of a context that hold the stack pointer and the resume
+ * address (asm_switch.S's layout tables). */
+#if defined(__x86_64__) && defined(_WIN32)
+#define CONTEXT_SP 8
+#define CONTEXT_PC 9
+#elif defined(__x86_64__)
+#define CONTEXT_SP 6
+#define CONTEXT_PC 7
+#elif defined(__i386__)
+#define CONTEXT_SP 4
+#define CONTEXT_PC 5
+#elif defined(__aarch64__)
+#define CONTEXT_SP 20
+#define CONTEXT_PC 11 /* x30 */
+#elif defined(__arm__)
+#define CONTEXT_SP 9
+#define CONTEXT_PC 8 /* lr */
+#elif defined(__riscv)
+#define CONTEXT_SP 1
+#define CONTEXT_PC 0 /* ra */
+#endif
+
+/* ctx, when switched to, calls f(S) as if the code at its resume address
+ * had: coroutine_call_in_context finds f and the resume address on top of
+ * its stack, and S as the switch's from (&S->main, at S's address). */
+static void call_in_context(struct schedule *S, context *ctx, void (*f)(struct schedule *))
+{
+	(void)S;
+	void **sp = (void **)ctx->word[CONTEXT_SP] - 2;
+	sp[0] = (void *)f;
+	sp[1] = ctx->word[CONTEXT_PC];
+	ctx->word[CONTEXT_SP] = sp;
+	ctx->word[CONTEXT_PC] = (void *)coroutine_call_in_context;
+}
+#elif FORCED_UNWIND
+#if defined(__aarch64__)
+/* Where a context saved on aarch64 resumes: where its pc says, except that
+ * glibc's swapcontext (2.32 on) resumes in a stub of its own, "mov x30, x1;
+ * ret" after a BTI landing pad, with its caller's return address in x1. */
+static uint64_t aarch64_resume_address(const mcontext_t *m)
+{
+	const uint32_t mov_x30_x1 = 0xaa0103fe;
+	const uint32_t *code = (const uint32_t *)m->pc;
+	return code[0] == mov_x30_x1 || code[1] == mov_x30_x1 ? m->regs[1] : m->pc;
+}
+#endif
+
+/* glibc's setcontext loads every register of the context: S goes in the
+ * first argument's, the resume address becomes the return address (pushed
+ * on x86; in the link register elsewhere), and f the place to go. */
+static void call_in_context(struct schedule *S, context *ctx, void (*f)(struct schedule *))
+{
+	mcontext_t *m = &ctx->uc_mcontext;
+#if defined(__x86_64__)
+	greg_t *sp = (greg_t *)m->gregs[REG_RSP] - 1;
+	*sp = m->gregs[REG_RIP];
+	m->gregs[REG_RSP] = (greg_t)sp;
+	m->gregs[REG_RIP] = (greg_t)f;
+	m->gregs[REG_RDI] = (greg_t)S;
+#elif defined(__i386__)
+	/* The argument's slot was swapcontext's from: a callee's to change. */
+	greg_t *sp = (greg_t *)m->gregs[REG_ESP] - 1;
+	sp[0] = m->gregs[REG_EIP];
+	sp[1] = (greg_t)S;
+	m->gregs[REG_ESP] = (greg_t)sp;
+	m->gregs[REG_EIP] = (greg_t)f;
+#elif defined(__aarch64__)
+	m->regs[30] = aarch64_resume_address(m);
+	m->pc = (uintptr_t)f;
+	m->regs[0] = (uintptr_t)S;
+#elif defined(__arm__)
+	m->arm_lr = m->arm_pc;
+	m->arm_pc = (uintptr_t)f;
+	m->arm_r0 = (uintptr_t)S;
+#else
+	m->__gregs[REG_RA] = m->__gregs[REG_PC];
+	m->__gregs[REG_PC] = (uintptr_t)f;
+	m->__gregs[REG_A0] = (uintptr_t)S;
+#endif
+}
+#endif
+
+#if FORCED_UNWIND && defined(_WIN32)
+/* Windows: RtlUnwindEx walks the frames by their unwind tables, calling
+ * each frame's handler, which runs its destructors (vcruntime's, or
+ * libgcc's for g++'s frames), up to the start trampoline's frame, and goes
+ * on there where entry returns to (asm_switch.S, Win64: its null return
+ * address at top - 8, then 40 bytes: the frame is at top - 48, and entry's
+ * return address just below it).  It calls finish(S) there.
+ *
+ * g++'s frames (MinGW) run a cleanup by raising an exception of their own
+ * that lands in it, which then resumes the unwinding it was part of with
+ * _Unwind_Resume: given our _Unwind_Exception, as a throw's would be after
+ * its search, found the handler in the trampoline's frame; and in a
+ * catch (...) that rethrows, with a forced unwind (libgcc keeps the stop
+ * function in it), whose first stop goes on to the trampoline again.  The
+ * exception code is g++'s, whose handler alone takes these up. */
+#if EH_MSVC_ABI
+/* longjmp's: vcruntime's handler of a function built with /EHs (C++
+ * exceptions only) runs its destructors for an unwinding of this code too. */
+#define UNWINDING_CODE 0x80000026u /* STATUS_LONGJUMP, with no jump buffer */
+#else
+#include <unwind.h>
+#define UNWINDING_CODE 0x20474343u /* libgcc's STATUS_GCC_THROW */
+#endif
+#define TRAMPOLINE_FRAME 48
+
+struct unwinding {
+#if !EH_MSVC_ABI
+	struct _Unwind_Exception exception; /* first: see refuse_swallowed_unwinding */
+#endif
+	int id;
+	EXCEPTION_RECORD record;
+	CONTEXT context;
+};
+
+/* Never returns: the unwinding goes on at the trampoline. */
+static void unwind_frames(struct schedule *S, struct unwinding *u)
+{
+	char *frame = S->top - TRAMPOLINE_FRAME;
+	void *returned = *(void **)(frame - sizeof(void *));
+	memset(&u->record, 0, sizeof u->record);
+	u->record.ExceptionCode = UNWINDING_CODE;
+#if !EH_MSVC_ABI
+	u->record.NumberParameters = 4;
+	u->record.ExceptionInformation[0] = (ULONG_PTR)&u->exception;
+	u->exception.private_[1] = (_Unwind_Ptr)frame;
+	u->exception.private_[2] = (_Unwind_Ptr)returned;
+	u->exception.private_[3] = 0;
+	u->exception.private_[4] = (_Unwind_Ptr)S; /* the stop function's argument */
+	u->record.ExceptionInformation[1] = (ULONG_PTR)frame;
+	u->record.ExceptionInformation[2] = (ULONG_PTR)returned;
+#endif
+	RtlUnwindEx(frame, returned, &u->record, NULL, &u->context, NULL);
+}
+
+static int can_unwind(void)
+{
+	return 1;
+}
+
+#if !EH_MSVC_ABI
+static _Unwind_Reason_Code unwind_on(int, _Unwind_Action, _Unwind_Exception_Class, struct _Unwind_Exception *,
+				     struct _Unwind_Context *, void *S)
+{
+	unwind_frames((struct schedule *)S, ((struct schedule *)S)->unwinding);
+	return _URC_FATAL_PHASE2_ERROR; /* not reached */
+}
+#endif
+#elif FORCED_UNWIND
+/* The Itanium C++ ABI's unwinder, found as the C++ runtime is (see
+ * linked_runtime): by a weak reference to it, linked into any program
+ * with C++ or C built with -fexceptions; else in the global scope; else as
+ * a runtime that a plugin brought sees it (dlsym searches a module and what
+ * it loaded), the unwinder whose contexts its personality reads.  A lookup
+ * costs thousands of instructions: what this thread found is kept until
+ * modules come or go (counted as modules_changed counts them).  Apple: in
+ * libSystem. */
+#include <unwind.h>
+typedef _Unwind_Reason_Code (*forced_unwind_func)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+#if !defined(__APPLE__)
+extern "C" _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *) WEAK;
+static thread_local forced_unwind_func unwinder_found;
+static thread_local unsigned long long unwinder_loads; /* the count at the last look; 0: none yet */
+#endif
+
+static forced_unwind_func find_unwinder(void)
+{
+#if defined(__APPLE__)
+	return _Unwind_ForcedUnwind;
+#else
+	if (_Unwind_ForcedUnwind)
+		return _Unwind_ForcedUnwind;
+	unsigned long long loads = 0;
+	dl_iterate_phdr(count_loads, &loads);
+	if (loads == unwinder_loads)
+		return unwinder_found;
+	unwinder_loads = loads;
+	void *found = dlsym(RTLD_DEFAULT, "_Unwind_ForcedUnwind");
+	for (size_t i = 0; found == NULL && i < sizeof runtime_names / sizeof runtime_names[0]; i++) {
+		void *runtime = dlopen(runtime_names[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (runtime != NULL) {
+			found = dlsym(runtime, "_Unwind_ForcedUnwind");
+			dlclose(runtime);
+		}
+	}
+	return unwinder_found = (forced_unwind_func)found;
+#endif
+}
+
+struct unwinding {
+	struct _Unwind_Exception exception; /* first: see refuse_swallowed_unwinding */
+	int id;
+	forced_unwind_func unwind;
+};
+
+/* Called for every frame, and once more past the last one (the end of
+ * the stack): there the coroutine finishes, and never comes back. */
+static _Unwind_Reason_Code finish_at_the_end(int, _Unwind_Action actions, _Unwind_Exception_Class,
+					     struct _Unwind_Exception *, struct _Unwind_Context *, void *S)
+{
+	if (actions & _UA_END_OF_STACK)
+		finish_coroutine((struct schedule *)S);
+	return _URC_NO_REASON;
+}
+
+/* Returns only if the unwinder could not start. */
+static void unwind_frames(struct schedule *S, struct unwinding *u)
+{
+	u->unwind(&u->exception, finish_at_the_end, S);
+}
+
+static int can_unwind(void)
+{
+	return find_unwinder() != NULL;
+}
+#endif
+
+#if FORCED_UNWIND
+#if COROUTINE_ASAN
+/* Unpoisons the run stack from here up, as ASan's interceptor of a throw does. */
+static void asan_unwinding_starts(void) { __asan_handle_no_return(); }
+#else
+static void asan_unwinding_starts(void) {}
+#endif
+
+/* The C++ runtime deletes a foreign exception that a catch (...) caught
+ * when the handler ends without rethrowing it: the coroutine would go on. */
+#if !EH_MSVC_ABI
+static void refuse_swallowed_unwinding(_Unwind_Reason_Code, struct _Unwind_Exception *e)
+{
+	fail("coroutine_delete: coroutine %d caught its unwinding in a catch (...) that did not rethrow it",
+	     ((struct unwinding *)e)->id);
+}
+#endif
+
+static void start_unwinding(struct unwinding *u, int id)
+{
+	memset(u, 0, sizeof *u);
+	u->id = id;
+#if !EH_MSVC_ABI
+	static const char exception_class[8] = { 'c', 'o', 'r', 'o', 'd', 'e', 'l', '\0' };
+	memcpy(&u->exception.exception_class, exception_class, sizeof exception_class);
+	u->exception.exception_cleanup = refuse_swallowed_unwinding;
+#endif
+#if defined(_WIN32) && !EH_MSVC_ABI
+	u->exception.private_[0] = (_Unwind_Ptr)unwind_on; /* a forced unwind, if rethrown */
+#elif !defined(_WIN32)
+	u->unwind = find_unwinder();
+#endif
+}
+
+/* Where the coroutine's yield seems to have called it from (S arrives as
+ * the switch's from, &S->main).  The unwinder's frames, below, are
+ * dropped as it jumps to the coroutine's cleanups: ASan must forget their
+ * poison, as at a throw. */
+NOINLINE static void unwind_coroutine(struct schedule *S)
+{
+	asan_enter_coroutine(S, S->owner); /* what the yield does first when resumed */
+	asan_unwinding_starts();
+	unwind_frames(S, S->unwinding);
+	finish_coroutine(S);
+}
+
+/* The slice goes back on the run stack as at a resume (with the checked
+ * build's access, for the words that call_in_context puts below it), and
+ * the resume finds the coroutine there: it continues it, in
+ * unwind_coroutine.  A destructor that yielded comes back here. */
+NOINLINE static void resume_in_forced_unwind(struct schedule *S, int id)
+{
+	struct coroutine *C = S->co[id];
+	struct unwinding u;
+	start_unwinding(&u, id);
+	S->running = id;
+	run_stack_in_reach(S);
+	if (S->owner != C)
+		put_back_slice(S, C);
+	S->running = -1;
+	call_in_context(S, &C->ctx, unwind_coroutine);
+	S->unwinding = &u;
+	coroutine_resume(S, id);
+	S->unwinding = NULL;
+	if (S->co[id] != &no_coroutine)
+		fail("coroutine_delete: coroutine %d yielded while it was being unwound (from a destructor?)", id);
+}
+#else
+static int can_unwind(void)
+{
+	return 0;
+}
+
+NOINLINE static void resume_in_forced_unwind(struct schedule *, int) {}
+#endif
 
 /* ---- Threads ------------------------------------------------------------ */
 

@@ -105,11 +105,11 @@ typedef void (*coroutine_func)(struct schedule *, void *ud);
 COROUTINE_API struct schedule *coroutine_open(void);
 
 /*
- * Frees the schedule and every coroutine in it, suspended ones included.
- * Their functions are not run to the end, so nothing they hold is released:
- * the destructors of a suspended coroutine's C++ locals do not run (a
- * std::string held across a yield leaks).  To release it, let each such
- * coroutine finish (resume it until its function returns) before closing.
+ * Frees the schedule and every coroutine in it.  First the coroutines
+ * suspended on the calling thread are deleted, in id order, as
+ * coroutine_delete deletes them: the destructors of the C++ objects on
+ * their frames run.  Then the rest, which cannot run here (never started,
+ * or suspended on another thread), are freed without running anything.
  * NULL is ignored.  Calling it from inside one of the schedule's own
  * coroutines aborts.
  */
@@ -207,15 +207,18 @@ COROUTINE_API int coroutine_next(struct schedule *, int id);
  *
  * A never-started coroutine is freed.  A suspended one is unwound first:
  * the destructors of the C++ objects on its frames (and C cleanup
- * attributes) run, innermost first, as when a thread is cancelled; then it
- * is freed.  Either way its slot is emptied, and the other coroutines are
- * untouched.  An empty slot is left as it is.  Where nothing can be unwound
- * (README says where), the coroutine is freed without running anything, as
- * coroutine_close frees it.  Only the main program may delete; calling it
+ * attributes) run, innermost first, as when a thread is cancelled, as the
+ * running coroutine, with its own exceptions being handled; then it is
+ * freed.  Either way its slot is emptied (ids are then handed out as after
+ * a coroutine finishes), and the other coroutines are untouched.  An empty
+ * slot is left as it is.  Where nothing can be unwound (README says where:
+ * a C program that links no unwinder, WebAssembly), the coroutine is freed
+ * without running anything.  Only the main program may delete; calling it
  * from inside a coroutine, with an id outside [0, slot count), or for a
  * coroutine suspended on another thread aborts.  A destructor that yields
  * or resumes during the unwinding aborts, and so does a catch (...) that
- * does not rethrow it.
+ * does not rethrow it; the unwinding cannot leave a noexcept function (a
+ * coroutine waiting inside a destructor ends in std::terminate).
  */
 COROUTINE_API void coroutine_delete(struct schedule *, int id);
 

@@ -42,6 +42,32 @@ $(O)/driver_cxx.o: test/spec/test_exceptions.cpp $(TEST_HEADERS)
 $(O)/driver_cxx$(EXE): $(O)/driver_cxx.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ -o $@
 
+# test_delete's C frames have cleanups for coroutine_delete's unwinding to
+# run (-fexceptions), which links the unwinder in; test_delete_cxx is C++.
+# delete and delete_cxx: the same without CMocka (TEST_PLAIN), for targets
+# that have none.  (On TEST_CC, not CFLAGS, which the tool targets set on
+# make's command line, where it would override this.)
+$(O)/test_delete.o $(O)/delete.o: TEST_CC += -fexceptions
+
+$(O)/delete.o: test/spec/test_delete.c $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
+
+$(O)/delete_cxx.o: test/spec/test_delete_cxx.cpp $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(TEST_CXX) -DTEST_PLAIN -c $< -o $@
+
+$(O)/test_delete_cxx: $(O)/test_delete_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+# DELETE_SUPPORT: what the C one needs besides, for a C library that lacks
+# something the unwinder asks for (musl-test).
+$(O)/delete$(EXE): $(O)/delete.o $(O)/libcoroutine.a $(DELETE_SUPPORT)
+	$(CLINK) $(LDFLAGS) -fexceptions $^ $(if $(EXE),,-lpthread) -o $@
+
+$(O)/delete_cxx$(EXE): $(O)/delete_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ $(if $(EXE),,-lpthread) -o $@
+
 # test_late_runtime is a C program that loads a C++ library, and with it the
 # C++ runtime, once it runs: the library calls the program's coroutine_*
 # functions, which the program exports (-rdynamic).
@@ -104,7 +130,9 @@ $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 $(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -lm $(if $(EXE),,-lpthread) -o $@
 
-# test_alloc makes the library's allocations fail on demand.
+# test_alloc makes the library's allocations fail on demand (and has a
+# cleanup for coroutine_delete's unwinding to run: -fexceptions).
+$(O)/test_alloc.o: TEST_CC += -fexceptions
 $(O)/test_alloc: TESTLIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=malloc_usable_size,--wrap=mmap,--wrap=munmap
 
 # test_examples runs the examples and the demo found beside it (under
@@ -128,13 +156,14 @@ LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
 # A library that needs the C++ runtime (mangled names, exceptions,
 # unwinding) would not link into a C program with the C driver, nor one
 # that needs libatomic (which the C driver does not link).  The one
-# exception is the weak reference to __cxa_get_globals (w: NULL when no
-# runtime is linked in), with which coroutine.cpp swaps exception state; a
-# runtime loaded later it finds through the C library (dlsym, dlopen,
-# dl_iterate_phdr: no C++ symbols).
+# exceptions are the weak references to __cxa_get_globals, with which
+# coroutine.cpp swaps exception state, and to _Unwind_ForcedUnwind, with
+# which coroutine_delete unwinds (w: NULL when none is linked in); a runtime
+# or an unwinder loaded later it finds through the C library (dlsym,
+# dlopen, dl_iterate_phdr: no C++ symbols).
 .PHONY: check-no-cxx-runtime check-shared
 check-no-cxx-runtime: $(O)/libcoroutine.a
-	@if $(NM) -u $< | grep -v '^ *w __cxa_get_globals$$' | awk '{ print $$NF }' \
+	@if $(NM) -u $< | grep -v -E '^ *w (__cxa_get_globals|_Unwind_ForcedUnwind)$$' | awk '{ print $$NF }' \
 		| grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_|__atomic_|__sync_)'; then \
 		echo "$< needs the C++ runtime or libatomic for the symbols above"; exit 1; fi
 
@@ -171,7 +200,8 @@ check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLE
 	$(foreach p,$^,$(call check-output,$(p)))
 
 # What `test` checks, for a target without CMocka: driver.c, the C++
-# exception tests built without CMocka (driver_cxx), and the outputs.
+# exception tests and the delete tests built without CMocka (driver_cxx,
+# delete, delete_cxx), and the outputs.
 test-without-cmocka:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx" \
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx delete delete_cxx" \
 		check-no-cxx-runtime check check-outputs || exit 1; done

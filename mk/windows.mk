@@ -36,10 +36,12 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx reload driver_dll dllmain" check check-outputs
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx delete delete_cxx reload driver_dll dllmain" \
+		check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/checked CHECKED=1 TESTS="driver win_stack driver_cxx reload" \
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/checked CHECKED=1 \
+		TESTS="driver win_stack driver_cxx delete delete_cxx reload" \
 		check check-checked-bugs
 
 # libcoroutine.dll as CMake and Meson build it, and programs linked with it

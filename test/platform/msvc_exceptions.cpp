@@ -18,7 +18,12 @@
  *     handler around the resume never sees it;
  *   - the runtime's per-thread values themselves (the exception being
  *     handled, its context, the count of throws in flight) are each
- *     side's own across yields.
+ *     side's own across yields;
+ *   - coroutine_delete runs the destructors on a suspended coroutine's
+ *     frames, innermost first, inside a handler too, where main's
+ *     exception stays main's; its unwinding enters no catch (...) (an
+ *     unwinding on this ABI runs destructors only); coroutine_close
+ *     deletes the suspended coroutines.
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
@@ -408,6 +413,131 @@ static const char *exception_values_stay_with_each_side(void)
 	return NULL;
 }
 
+/* ---- Deleting a coroutine -------------------------------------------------- */
+
+/* The names of the objects destroyed, one letter each, in order. */
+static char destroyed[16];
+
+struct noted {
+	char name;
+	~noted()
+	{
+		size_t n = strlen(destroyed);
+		if (n + 1 < sizeof destroyed)
+			destroyed[n] = name;
+	}
+};
+
+static __declspec(noinline) void inner_frame(struct schedule *S)
+{
+	noted a = { 'a' }, b = { 'b' };
+	coroutine_yield(S);
+}
+
+static __declspec(noinline) void middle_frame(struct schedule *S)
+{
+	noted m = { 'm' };
+	inner_frame(S);
+}
+
+static void three_frames(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted o = { 'o' };
+	middle_frame(S);
+}
+
+static const char *delete_runs_destructors_innermost_first(void)
+{
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, three_frames, NULL);
+	coroutine_resume(S, id);
+	memset(destroyed, 0, sizeof destroyed);
+	coroutine_delete(S, id);
+	int status = coroutine_status(S, id);
+	coroutine_close(S);
+	if (strcmp(destroyed, "bamo") != 0)
+		return "the destructors did not run once each, innermost first";
+	return status == COROUTINE_DEAD ? NULL : "the deleted coroutine's slot was not emptied";
+}
+
+/* Waits in its handler.  (Under wine, vcruntime does not run the
+ * destructors of the objects of a catch block that a foreign unwinding
+ * leaves: none is made there.) */
+static void wait_in_a_handler(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted outside = { 'o' };
+	try {
+		throw 2;
+	} catch (...) {
+		coroutine_yield(S);
+	}
+}
+
+static const char *delete_in_a_handler_keeps_mains_exception(void)
+{
+	int seen_by_main = 0;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, wait_in_a_handler, NULL);
+	coroutine_resume(S, id);
+	memset(destroyed, 0, sizeof destroyed);
+	try {
+		throw 1;
+	} catch (...) {
+		coroutine_delete(S, id);
+		seen_by_main = rethrow_current();
+	}
+	int status = coroutine_status(S, id);
+	coroutine_close(S);
+	if (status != COROUTINE_DEAD || strcmp(destroyed, "o") != 0)
+		return "the coroutine was not deleted, its destructor run";
+	return seen_by_main == 1 ? NULL : "main's `throw;` did not rethrow main's exception after the delete";
+}
+
+static void catch_all_around_a_yield(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted outside = { 'o' };
+	try {
+		noted inside = { 'i' };
+		coroutine_yield(S);
+	} catch (...) {
+		noted in_handler = { 'h' };
+		throw;
+	}
+}
+
+static const char *delete_enters_no_catch_all(void)
+{
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, catch_all_around_a_yield, NULL);
+	coroutine_resume(S, id);
+	memset(destroyed, 0, sizeof destroyed);
+	coroutine_delete(S, id);
+	coroutine_close(S);
+	return strcmp(destroyed, "io") == 0 ? NULL : "not the destructors inside then outside the try, and no handler";
+}
+
+static void wait_noting_own_id(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted mine = { (char)('0' + coroutine_running(S)) };
+	coroutine_yield(S);
+}
+
+static const char *close_deletes_suspended_coroutines_in_id_order(void)
+{
+	struct schedule *S = coroutine_open();
+	for (int i = 0; i < 3; i++)
+		coroutine_new(S, wait_noting_own_id, NULL);
+	coroutine_resume(S, 2);
+	coroutine_resume(S, 0); /* 1 never starts */
+	memset(destroyed, 0, sizeof destroyed);
+	coroutine_close(S);
+	return strcmp(destroyed, "02") == 0 ? NULL : "close did not run the suspended coroutines' destructors in id order";
+}
+
 /* ---- An exception that escapes a coroutine ----------------------------------- */
 
 static void throw_out(struct schedule *S, void *ud)
@@ -470,5 +600,9 @@ int main(int argc, char **argv)
 	report("an exception_ptr crosses coroutines", missing ? missing : exception_ptr_crosses_coroutines());
 	report("the runtime's exception values stay with each side", exception_values_stay_with_each_side());
 	report("an exception escaping a coroutine ends the program", escaping_exception_ends_the_program());
+	report("a delete runs the destructors, innermost first", delete_runs_destructors_innermost_first());
+	report("a delete in a handler keeps main's exception main's", delete_in_a_handler_keeps_mains_exception());
+	report("a delete enters no catch (...)", delete_enters_no_catch_all());
+	report("close deletes the suspended coroutines, in id order", close_deletes_suspended_coroutines_in_id_order());
 	return finish();
 }

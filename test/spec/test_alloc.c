@@ -1,7 +1,8 @@
 /*
  * test_alloc.c - running out of memory.  coroutine_open returns NULL and
  * coroutine_new returns -1, leaving everything as it was and leaking
- * nothing; coroutine_close frees everything.  And the library never writes
+ * nothing; coroutine_delete needs no memory; coroutine_close frees
+ * everything.  And the library never writes
  * past a block it allocated (a save buffer too small for its slice).
  *
  * The binary is linked with -Wl,--wrap=malloc,... (see the Makefile), so
@@ -550,6 +551,58 @@ static void test_close_frees_every_coroutine(void **state)
 	assert_int_equal(live, before);
 }
 
+/* ---- coroutine_delete ----------------------------------------------------- */
+
+/* Built with -fexceptions (see mk/test.mk): the unwinder runs this cleanup. */
+static int cleanups_run;
+
+static void count_cleanup(int *unused)
+{
+	(void)unused;
+	cleanups_run++;
+}
+
+static void yield_with_a_cleanup(struct schedule *S, void *ud)
+{
+	int held __attribute__((cleanup(count_cleanup))) = 0;
+	(void)ud;
+	coroutine_yield(S);
+	held = 1;
+}
+
+/* A delete, suspended or never started, asks for no memory (the next
+ * allocation would fail): it cannot fail for want of it.  The schedule is
+ * whole after: the other coroutine runs on, ids follow the rule, and
+ * close gives everything back. */
+static void test_delete_needs_no_memory_and_leaves_the_schedule_whole(void **state)
+{
+	int at_start = live, before;
+	struct schedule *S = coroutine_open();
+	int waiting, other, never;
+	(void)state;
+	waiting = coroutine_new(S, yield_with_a_cleanup, NULL);
+	other = coroutine_new(S, yield_once, NULL);
+	never = coroutine_new(S, yield_with_a_cleanup, NULL);
+	coroutine_resume(S, waiting);
+	coroutine_resume(S, other);
+	before = live;
+	cleanups_run = 0;
+	fail_allocation_after(0);
+	coroutine_delete(S, waiting);
+	coroutine_delete(S, never);
+	assert_int_equal(allocations_before_failure, 0); /* nothing was asked for */
+	fail_allocation_after(-1);
+	assert_int_equal(cleanups_run, 1);
+	assert_true(live <= before - 2); /* their blocks (and ASan's shadow) */
+	coroutine_resume(S, other);
+	assert_int_equal(coroutine_status(S, other), COROUTINE_DEAD);
+	assert_int_equal(coroutine_new(S, ignore, NULL), 0);
+	broken_fences = 0;
+	coroutine_close(S);
+	assert_int_equal(broken_fences, 0);
+	assert_int_equal(live, at_start);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_every_yield_saves_within_its_buffer),
 		cmocka_unit_test(test_shallow_slices_come_back_whole),
 		cmocka_unit_test(test_close_frees_every_coroutine),
+		cmocka_unit_test(test_delete_needs_no_memory_and_leaves_the_schedule_whole),
 	};
 	return run_suite(tests);
 }

@@ -7,7 +7,8 @@
  * starts with one.  With two runtimes (libstdc++ and libc++abi), each keeps
  * its own state in each coroutine, however many there are, in reused slots
  * and after the schedule moves to another thread; and a runtime that leaves
- * the process is let go (unloadable_runtime.c).
+ * the process is let go (unloadable_runtime.c).  coroutine_delete finds the
+ * unwinder a runtime brought, and unwinds the library's coroutines with it.
  *
  * On Linux the library is a .so that dlopen loads; on Windows a DLL that
  * LoadLibrary loads, built against MinGW's libstdc++-6.dll.  Built with
@@ -57,6 +58,7 @@ struct plugin {
 	resume_in_handler_func resume_in_handler;
 	new_noter_func new_noter;
 	new_unwinder_func new_unwinder;
+	new_waiter_func new_waiter;
 	void *module;
 };
 
@@ -70,7 +72,8 @@ static const char *load_plugin(const char *path, struct plugin *p)
 	if (!find_in_module(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
 	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler) ||
 	    !find_in_module(plugin, "new_noter", &p->new_noter, sizeof p->new_noter) ||
-	    !find_in_module(plugin, "new_unwinder", &p->new_unwinder, sizeof p->new_unwinder))
+	    !find_in_module(plugin, "new_unwinder", &p->new_unwinder, sizeof p->new_unwinder) ||
+	    !find_in_module(plugin, "new_waiter", &p->new_waiter, sizeof p->new_waiter))
 		return "functions missing";
 	return NULL;
 }
@@ -104,7 +107,7 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 	struct schedule *S = coroutine_open(); /* the thread's first use */
 	int before = coroutine_new(S, yield_once, NULL);
 	struct handler a = { "first", "" }, b = { "second", "" }, m = { "main's", "" };
-	struct plugin p = { NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
+	struct plugin p = { NULL, NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
 	const char *why;
 	int ia, ib;
 	(void)state;
@@ -475,6 +478,72 @@ static void test_runtime_unloaded_is_let_go(void **state)
 	(void)state;
 	assert_child_succeeds(take_up_a_runtime_then_unload_it, NULL);
 }
+
+/* ---- In a child: coroutine_delete with the unwinder a plugin brought ---------- */
+
+/* This program links no unwinder: the delete finds the one the plugin's
+ * runtime uses (libgcc's, or LLVM's libunwind that Debian's libc++abi
+ * brings), and its coroutine's object is destroyed; with catch_all, its
+ * catch (...) is entered first, and rethrows. */
+struct waiter {
+	const char *plugin;
+	int catch_all;
+};
+
+static void delete_a_waiter(void *arg)
+{
+	struct waiter *w = (struct waiter *)arg;
+	struct plugin p;
+	struct schedule *S = coroutine_open();
+	int seen[2] = { 0, 0 }, id, status;
+	load_or_die(w->plugin, &p);
+	id = p.new_waiter(S, seen, w->catch_all);
+	coroutine_resume(S, id);
+	coroutine_delete(S, id);
+	status = coroutine_status(S, id);
+	coroutine_close(S);
+	fprintf(stderr, "destroyed %d, catch (...) entered %d, status %d\n", seen[0], seen[1], status);
+	_exit(seen[0] != 1 || seen[1] != w->catch_all || status != COROUTINE_DEAD);
+}
+
+static void test_delete_unwinds_with_the_unwinder_a_plugin_brought(void **state)
+{
+	struct waiter w = { plugin_path, 1 };
+	(void)state;
+	assert_child_succeeds(delete_a_waiter, &w);
+}
+
+/* Only where libc++abi's unwinder is the only one: a program linked with a
+ * runtime (make sanitize) has libgcc's in its global scope, which comes first. */
+static void skip_unless_libcxx_brings_the_only_unwinder(void)
+{
+	skip_without_libcxx_plugin();
+	if (has_cxx_runtime()) {
+		fprintf(stderr, "this program was linked with a C++ runtime, and its unwinder\n");
+		skip();
+	}
+}
+
+static void test_delete_unwinds_with_the_unwinder_libcxx_brought(void **state)
+{
+	struct waiter w = { plugin_libcxx_path, 0 };
+	(void)state;
+	skip_unless_libcxx_brings_the_only_unwinder();
+	assert_child_succeeds(delete_a_waiter, &w);
+}
+
+/* libc++abi enters a catch (...) too, but its `throw;` raises the unwinding
+ * anew, as an exception that no handler catches: std::terminate. */
+static void test_catch_all_rethrowing_a_delete_terminates_with_libcxx(void **state)
+{
+	struct waiter w = { plugin_libcxx_path, 1 };
+	struct child_result r;
+	(void)state;
+	skip_unless_libcxx_brings_the_only_unwinder();
+	r = run_in_child(delete_a_waiter, &w);
+	assert_killed_by(&r, SIGABRT);
+	assert_non_null(strstr(r.err, "libc++abi: terminating with uncaught foreign exception"));
+}
 #endif
 
 int main(int argc, char **argv)
@@ -490,6 +559,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_two_runtimes_many_coroutines_keep_their_own),
 		cmocka_unit_test(test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once),
 		cmocka_unit_test(test_runtime_unloaded_is_let_go),
+		cmocka_unit_test(test_delete_unwinds_with_the_unwinder_a_plugin_brought),
+		cmocka_unit_test(test_delete_unwinds_with_the_unwinder_libcxx_brought),
+		cmocka_unit_test(test_catch_all_rethrowing_a_delete_terminates_with_libcxx),
 #endif
 		cmocka_unit_test(test_coroutines_of_a_library_loaded_later_rethrow_their_own),
 	};

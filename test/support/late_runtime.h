@@ -39,6 +39,12 @@ typedef int (*new_noter_func)(struct schedule *S, struct exceptions_seen *seen);
  * it (in a destructor), then, resumed, catches it and finishes. */
 typedef int (*new_unwinder_func)(struct schedule *S);
 
+/* Adds a coroutine that waits with an object that counts its destructions
+ * in seen[0] (coroutine_delete's unwinding); with catch_all, inside a try
+ * whose catch (...) counts in seen[1] the times it was entered, then
+ * rethrows. */
+typedef int (*new_waiter_func)(struct schedule *S, int seen[2], int catch_all);
+
 #ifdef __cplusplus
 }
 #endif

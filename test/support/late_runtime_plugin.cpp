@@ -93,3 +93,31 @@ EXPORTED int new_unwinder(struct schedule *S)
 {
 	return coroutine_new(S, yield_while_unwinding, NULL);
 }
+
+struct counts_destruction {
+	int *count;
+	~counts_destruction() { ++*count; }
+};
+
+static void wait_in_a_try(struct schedule *S, void *ud)
+{
+	int *seen = (int *)ud;
+	counts_destruction c = { &seen[0] };
+	try {
+		coroutine_yield(S);
+	} catch (...) {
+		seen[1]++;
+		throw;
+	}
+}
+
+static void wait(struct schedule *S, void *ud)
+{
+	counts_destruction c = { &((int *)ud)[0] };
+	coroutine_yield(S);
+}
+
+EXPORTED int new_waiter(struct schedule *S, int seen[2], int catch_all)
+{
+	return coroutine_new(S, catch_all ? wait_in_a_try : wait, seen);
+}
