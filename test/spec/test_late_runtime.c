@@ -6,8 +6,10 @@
  * arrives (see take_up_late_runtime in coroutine.cpp), not only when the program
  * starts with one.  With two runtimes (libstdc++ and libc++abi), each keeps
  * its own state in each coroutine, however many there are, in reused slots
- * and after the schedule moves to another thread; and a runtime that leaves
- * the process is let go (unloadable_runtime.c).
+ * and after the schedule moves to another thread; a copy (coroutine_clone)
+ * of one handling an exception in the second is refused, and a copy in a
+ * reused slot finds no exception there; and a runtime that leaves the
+ * process is let go (unloadable_runtime.c).
  *
  * On Linux the library is a .so that dlopen loads; on Windows a DLL that
  * LoadLibrary loads, built against MinGW's libstdc++-6.dll.  Built with
@@ -57,6 +59,7 @@ struct plugin {
 	resume_in_handler_func resume_in_handler;
 	new_noter_func new_noter;
 	new_unwinder_func new_unwinder;
+	new_waiter_func new_waiter;
 	void *module;
 };
 
@@ -70,7 +73,8 @@ static const char *load_plugin(const char *path, struct plugin *p)
 	if (!find_in_module(plugin, "new_handler", &p->new_handler, sizeof p->new_handler) ||
 	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler) ||
 	    !find_in_module(plugin, "new_noter", &p->new_noter, sizeof p->new_noter) ||
-	    !find_in_module(plugin, "new_unwinder", &p->new_unwinder, sizeof p->new_unwinder))
+	    !find_in_module(plugin, "new_unwinder", &p->new_unwinder, sizeof p->new_unwinder) ||
+	    !find_in_module(plugin, "new_waiter", &p->new_waiter, sizeof p->new_waiter))
 		return "functions missing";
 	return NULL;
 }
@@ -104,7 +108,7 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 	struct schedule *S = coroutine_open(); /* the thread's first use */
 	int before = coroutine_new(S, yield_once, NULL);
 	struct handler a = { "first", "" }, b = { "second", "" }, m = { "main's", "" };
-	struct plugin p = { NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
+	struct plugin p = { NULL, NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
 	const char *why;
 	int ia, ib;
 	(void)state;
@@ -432,6 +436,69 @@ static void test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once(v
 	assert_child_succeeds(schedule_moved_by_an_empty_slot, NULL);
 }
 
+/* ---- In a child: copies, with two runtimes --------------------------------- */
+
+/* A coroutine of the second runtime yields inside its handler: its state
+ * there, in the schedule's array, is not empty, and a copy would share the
+ * exception. */
+static void clone_a_handler_of_the_second_runtime(void *arg)
+{
+	struct two_plugins p;
+	struct schedule *S = open_keeping_two_runtimes(&p);
+	struct handler h = { "the second runtime's", "" };
+	int id = p.libcxx.new_handler(S, &h);
+	(void)arg;
+	coroutine_resume(S, id);
+	coroutine_clone(S, id);
+}
+
+static void test_two_runtimes_clone_in_a_handler_of_the_second_aborts(void **state)
+{
+	struct child_result r;
+	(void)state;
+	skip_without_libcxx_plugin();
+	r = run_in_child(clone_a_handler_of_the_second_runtime, NULL);
+	assert_aborted_with(&r, "coroutine_clone: coroutine 0 yielded inside a catch handler or while an "
+				"exception unwound its frames; its copy would share that exception");
+}
+
+/* A copy takes the slot of a coroutine that yielded while an exception
+ * unwound through it, then finished: the schedule's array still holds that
+ * one's last state in the second runtime.  The copy, and its original,
+ * find no exception there. */
+static void copy_in_a_used_slot(void *arg)
+{
+	static struct exceptions_seen seen[16];
+	struct two_plugins p;
+	struct schedule *S = open_keeping_two_runtimes(&p);
+	int waiter, unwinder, copy, clean;
+	(void)arg;
+	memset(seen, 0xff, sizeof seen);
+	waiter = p.libcxx.new_waiter(S, seen);
+	unwinder = p.libcxx.new_unwinder(S);
+	coroutine_resume(S, waiter);   /* yields, handling nothing */
+	coroutine_resume(S, unwinder); /* yields while its exception unwinds */
+	coroutine_resume(S, unwinder); /* catches it and finishes */
+	copy = coroutine_clone(S, waiter);
+	coroutine_resume(S, copy);
+	coroutine_resume(S, waiter);
+	clean = copy == unwinder && seen[copy].handling == 0 && seen[copy].unwinding == 0 &&
+		seen[waiter].handling == 0 && seen[waiter].unwinding == 0;
+	if (!clean)
+		fprintf(stderr, "copy %d, in slot %d: handling %d, unwinding %d; its original: %d, %d", copy, unwinder,
+			seen[copy].handling, seen[copy].unwinding, seen[waiter].handling, seen[waiter].unwinding);
+	coroutine_close(S);
+	fflush(stderr);
+	_exit(!clean);
+}
+
+static void test_two_runtimes_copy_in_a_used_slot_finds_no_exception(void **state)
+{
+	(void)state;
+	skip_without_libcxx_plugin();
+	assert_child_succeeds(copy_in_a_used_slot, NULL);
+}
+
 /* ---- In a child: a runtime that leaves ------------------------------------- */
 
 /*
@@ -489,6 +556,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_two_runtimes_new_coroutine_in_a_used_slot_finds_no_exception),
 		cmocka_unit_test(test_two_runtimes_many_coroutines_keep_their_own),
 		cmocka_unit_test(test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once),
+		cmocka_unit_test(test_two_runtimes_clone_in_a_handler_of_the_second_aborts),
+		cmocka_unit_test(test_two_runtimes_copy_in_a_used_slot_finds_no_exception),
 		cmocka_unit_test(test_runtime_unloaded_is_let_go),
 #endif
 		cmocka_unit_test(test_coroutines_of_a_library_loaded_later_rethrow_their_own),
