@@ -424,6 +424,7 @@ static void unlist_closed_schedule(struct schedule *S);
  * the list's lock), so that no registration outlives the last. */
 static char *map_guarded(size_t guard, size_t len);
 static void unmap_guarded(char *base, size_t len);
+static size_t buffer_capacity(void *block); /* the usable bytes of a malloc block */
 static void first_schedule_opened(void);
 static void last_schedule_closed(void);
 static void refuse_under_loader_lock(const char *func); /* Windows: DllMain's lock */
@@ -443,11 +444,15 @@ static void start_coroutine(struct schedule *S, struct coroutine *C);
 static void make_frames(struct schedule *S);
 static void hand_over_frames(struct schedule *S, struct coroutine *C);
 static void note_main_stack(struct schedule *S);
+/* A copy's context and wasm frames (the frames: 0 when out of memory). */
+static void rebase_copied_context(context *copy, const context *original);
+static int copy_frames(struct schedule *S, const struct coroutine *C, struct coroutine *copy);
 /* Slices in their blocks, copied so that the sanitizers accept it; the
  * quick paths of a shallow one, with no stack frame (NULL: not shallow). */
 static char *slice_bottom(char *dummy); /* where the live slice of dummy's function ends */
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size); /* the owner, grown; NULL */
 static unsigned char shallow_room(size_t room); /* C->room, for room bytes of block */
+static size_t room_for_slice(size_t size);     /* bytes of block a slice of size bytes needs */
 static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size);
 static void copy_stack(char *to, const char *from, size_t n);
 static context *save_shallow_stack(struct schedule *S, struct coroutine *C);
@@ -464,6 +469,8 @@ static int asan_save_shadow(struct schedule *S, struct coroutine *C, const char 
 static void asan_restore_shadow(struct schedule *S, struct coroutine *C);
 static void asan_free_shadow(struct coroutine *C);
 static void asan_free_fake_stack(struct schedule *S, struct coroutine *C);
+static int asan_keeps_fake_frames(struct schedule *S, struct coroutine *C); /* a copy would share them */
+static int asan_copy_shadow(struct schedule *S, const struct coroutine *C, struct coroutine *copy); /* 0: no memory */
 static void forget_run_stack(struct schedule *S);
 /* The C++ exception state, which changes hands at the switches; the
  * runtimes, looked for at open and at a start (1: it keeps several now). */
@@ -480,6 +487,10 @@ static void free_more_runtimes(struct schedule *S);
  * after which it has finished. */
 static int can_unwind(void);
 NOINLINE static void resume_in_forced_unwind(struct schedule *S, int id);
+/* Whether suspended id is handling or unwinding an exception, in any runtime
+ * S keeps; and a copy's state in the runtimes after the first: none. */
+static int handles_exceptions(const struct schedule *S, int id);
+static void no_exceptions_in_more_runtimes(struct schedule *S, int id);
 /* Threads: a number each, never reused; a schedule that moves here. */
 static uint64_t this_thread(void);
 NOINLINE static void move_to_this_thread(struct schedule *S);
@@ -576,6 +587,22 @@ struct schedule *coroutine_open(void)
 /* A deep slice lies up to this many bytes further in (see saved_deep_slice). */
 #define SLICE_ALIGN 64
 
+/* What the backend and the tools keep for C alone: nothing yet. */
+static void own_nothing_yet(struct coroutine *C)
+{
+	(void)C; /* when there is none of them */
+#if COROUTINE_FIBER
+	C->frames = NULL;
+#endif
+#if COROUTINE_ASAN
+	C->fake_stack = NULL;
+	C->shadow = NULL;
+#endif
+#if HIDE_FAKE_FRAMES
+	C->hidden = NULL;
+#endif
+}
+
 static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 {
 	/* malloc rather than calloc: glibc's calloc skips its per-thread cache,
@@ -588,16 +615,7 @@ static struct coroutine *new_coroutine(coroutine_func func, void *ud)
 	C->size = 0;
 	C->status = COROUTINE_READY;
 	C->room = shallow_room(NEW_ROOM);
-#if COROUTINE_FIBER
-	C->frames = NULL;
-#endif
-#if COROUTINE_ASAN
-	C->fake_stack = NULL;
-	C->shadow = NULL;
-#endif
-#if HIDE_FAKE_FRAMES
-	C->hidden = NULL;
-#endif
+	own_nothing_yet(C);
 	return C;
 }
 
@@ -611,6 +629,19 @@ static void delete_coroutine(struct coroutine *C)
 	free(C);
 }
 
+/* Puts C in the slot the original's rule gives (see coroutine.h), the
+ * slots doubled first if all are taken: its id, or -1 when they cannot grow.
+ * Inlined, take_slot with it: coroutine_new costs what it did alone. */
+static ALWAYS_INLINE int add_coroutine(struct schedule *S, struct coroutine *C)
+{
+	int id = S->nco >= S->cap ? grow_slots(S) : first_free_slot(S);
+	if (id < 0)
+		return -1;
+	take_slot(S, id, C);
+	++S->nco;
+	return id;
+}
+
 int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 {
 	check_schedule(S, "coroutine_new");
@@ -619,14 +650,81 @@ int coroutine_new(struct schedule *S, coroutine_func func, void *ud)
 	struct coroutine *C = new_coroutine(func, ud);
 	if (C == NULL)
 		return -1;
-	int id = S->nco >= S->cap ? grow_slots(S) : first_free_slot(S);
-	if (id < 0) {
+	int id = add_coroutine(S, C);
+	if (id < 0)
 		free(C);
+	return id;
+}
+
+/* Stops with the line of the first check of coroutine_clone that fails.  A
+ * copy would share what lies outside the bytes copied: the exception being
+ * handled (the runtime's, freed by whichever handler ends first), and the
+ * locals ASan keeps off the run stack. */
+static void check_clonable(struct schedule *S, int id)
+{
+	check_schedule(S, "coroutine_clone");
+	check_id(S, id, "coroutine_clone");
+	struct coroutine *C = S->co[id];
+	if (C == &no_coroutine)
+		fail("coroutine_clone: slot %d is empty; there is no coroutine to copy", id);
+	if (id == S->running)
+		fail("coroutine_clone: coroutine %d is running; only a suspended or a new coroutine can be copied", id);
+	if (C->status == COROUTINE_READY)
+		return;
+	uint64_t thread = C->status == SUSPENDED_ELSEWHERE ? C->thread : S->thread;
+	if (thread != this_thread())
+		fail("coroutine_clone: coroutine %d was suspended on another thread; clone it on that thread", id);
+	if (handles_exceptions(S, id))
+		fail("coroutine_clone: coroutine %d yielded inside a catch handler or while an exception "
+		     "unwound its frames; its copy would share that exception", id);
+	if (asan_keeps_fake_frames(S, C))
+		fail("coroutine_clone: coroutine %d keeps locals in AddressSanitizer's fake stack, which its copy "
+		     "would share (ASAN_OPTIONS=detect_stack_use_after_return=0 keeps them on the run stack)", id);
+}
+
+/* A copy of suspended C, waiting where C waits: a block of its own holds
+ * the same bytes of slice, where slice_in_block places them in this block
+ * (a deep slice's offset follows the block's address), and the same saved
+ * registers; it gets its own of what the backend and the tools keep.  The
+ * owner of the run stack is copied from its block too, which its last
+ * yield filled: only the owner can change its bytes on the run stack.
+ * NULL when out of memory, having kept nothing. */
+static struct coroutine *copy_suspended(struct schedule *S, struct coroutine *C)
+{
+	size_t size = C->size, room = room_for_slice(size);
+	struct coroutine *copy = (struct coroutine *)malloc(sizeof *copy + (room > NEW_ROOM ? room : NEW_ROOM));
+	if (copy == NULL)
+		return NULL;
+	*copy = *C; /* the context, the exception state, the thread, size and status */
+	copy->room = shallow_room(buffer_capacity(copy) - sizeof *copy);
+	rebase_copied_context(&copy->ctx, &C->ctx);
+	own_nothing_yet(copy);
+	const char *bottom = S->top - size;
+	memcpy(slice_in_block(copy, bottom, size), slice_in_block(C, bottom, size), size);
+	if (!copy_frames(S, C, copy) || !asan_copy_shadow(S, C, copy)) {
+		delete_coroutine(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/* An addition to the original API: see coroutine.h.  A new coroutine is
+ * copied as coroutine_new would make it again. */
+int coroutine_clone(struct schedule *S, int id)
+{
+	check_clonable(S, id);
+	struct coroutine *C = S->co[id];
+	struct coroutine *copy = C->status == COROUTINE_READY ? new_coroutine(C->start.func, C->start.ud)
+							      : copy_suspended(S, C);
+	if (copy == NULL)
+		return -1;
+	int copy_id = add_coroutine(S, copy);
+	if (copy_id < 0) {
+		delete_coroutine(copy);
 		return -1;
 	}
-	take_slot(S, id, C);
-	++S->nco;
-	return id;
+	no_exceptions_in_more_runtimes(S, copy_id);
+	return copy_id;
 }
 
 /* ---- Resuming: starting, and putting a slice back ----------------------- */
@@ -1134,7 +1232,7 @@ static int first_free_slot(const struct schedule *S)
  * level below, set while all its 64 bits are: a bit that fills its word
  * fills a bit of the level above.  Beside the tree, for coroutine_next,
  * nonempty_words has a bit per word of level 0, set while the word is not 0. */
-static void take_slot(struct schedule *S, int id, struct coroutine *C)
+static ALWAYS_INLINE void take_slot(struct schedule *S, int id, struct coroutine *C)
 {
 	S->co[id] = C;
 	size_t i = (size_t)id;
@@ -1630,6 +1728,18 @@ static void hand_over_frames(struct schedule *S, struct coroutine *C)
 		memcpy(S->frames, C->frames, unwound_bytes(S, C));
 }
 
+/* The copy's own wasm frames: the owner's are in the schedule's area, the
+ * others' in their buffers.  0 when out of memory. */
+static int copy_frames(struct schedule *S, const struct coroutine *C, struct coroutine *copy)
+{
+	size_t n = unwound_bytes(S, C);
+	copy->frames = (char *)malloc(n > 0 ? n : 1);
+	if (copy->frames == NULL)
+		return 0;
+	memcpy(copy->frames, C == S->owner ? S->frames : C->frames, n);
+	return 1;
+}
+
 /* The bounds of the C stack main's fiber runs on, which each switch back
  * to main restores (-sSTACK_OVERFLOW_CHECK=2 checks against them): the
  * resumer's, a coroutine of another schedule when schedules nest. */
@@ -1655,6 +1765,7 @@ static void make_frames(struct schedule *S)
 }
 #else
 static void hand_over_frames(struct schedule *, struct coroutine *) {}
+static int copy_frames(struct schedule *, const struct coroutine *, struct coroutine *) { return 1; }
 static void note_main_stack(struct schedule *) {}
 static void make_frames(struct schedule *) {}
 #endif
@@ -1726,6 +1837,48 @@ static void start_coroutine(struct schedule *S, struct coroutine *C)
 }
 #endif
 
+/* ---- The context of a copy, per backend ------------------------------------
+ *
+ * coroutine_clone copies a suspended coroutine's context byte for byte; what
+ * in it points into the context itself must then point into the copy's.
+ */
+#if COROUTINE_ASM
+/* Plain words: registers, which point into the run stack (where the copy's
+ * slice lies at the same addresses), into the heap or the code; on Windows
+ * also the TIB's words, the run stack's bounds and the head of the
+ * coroutine's exception list (-1, or a record in its frames): the same. */
+static void rebase_copied_context(context *, const context *) {}
+#elif COROUTINE_FIBER
+/* The C stack's pointers are into the run stack, the asyncify data's into
+ * the schedule's area, where hand_over_frames puts the copy's own frames
+ * back (see copy_frames): the same. */
+static void rebase_copied_context(context *, const context *) {}
+#else
+/* p, if it points into the context *from, at the same place in *to. */
+static void *rebased(void *p, const context *from, context *to)
+{
+	uintptr_t offset = (uintptr_t)p - (uintptr_t)from;
+	return offset < sizeof *from ? (char *)to + offset : p;
+}
+
+/* swapcontext restores the FP state through a pointer that getcontext aims
+ * into the context itself: glibc's on x86 (uc_mcontext.fpregs, at
+ * __fpregs_mem: the x87 control word, the rounding mode of long double)
+ * and macOS's (uc_mcontext, at __mcontext_data).  Left alone, a copy would
+ * take its original's, and read freed memory once the original is gone.
+ * glibc keeps the FP state inside uc_mcontext on aarch64, armv7 and riscv64. */
+static void rebase_copied_context(context *copy, const context *original)
+{
+#if defined(__APPLE__)
+	copy->uc_mcontext = (mcontext_t)rebased(copy->uc_mcontext, original, copy);
+#elif defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
+	copy->uc_mcontext.fpregs = (fpregset_t)rebased(copy->uc_mcontext.fpregs, original, copy);
+#else
+	(void)copy, (void)original;
+#endif
+}
+#endif
+
 /* ---- Slices in their blocks, and the quick paths of a shallow one ------- */
 
 /* What the ABI guarantees of the stack pointer at every call: 16 bytes on
@@ -1781,6 +1934,13 @@ static unsigned char shallow_room(size_t room)
 static int is_shallow(size_t) { return 0; }
 static unsigned char shallow_room(size_t) { return 0; }
 #endif
+
+/* Bytes of block after the struct that hold a slice of size bytes: a deep
+ * slice lies up to SLICE_ALIGN - 1 bytes in (see saved_deep_slice). */
+static size_t room_for_slice(size_t size)
+{
+	return is_shallow(size) ? size : size + SLICE_ALIGN - 1;
+}
 
 /* Where C's block holds a slice of size bytes whose bottom on the run stack
  * is bottom: the same place at the save and at the restore. */
@@ -1841,8 +2001,7 @@ NO_ASAN static void copy_stack(char *to, const char *from, size_t n)
 NOINLINE static struct coroutine *with_room_for(struct schedule *S, size_t size)
 {
 	struct coroutine *C = S->owner;
-	/* A deep slice lies up to SLICE_ALIGN - 1 bytes in: see saved_deep_slice. */
-	size_t room = is_shallow(size) ? size : size + SLICE_ALIGN - 1;
+	size_t room = room_for_slice(size);
 	if (buffer_capacity(C) - sizeof *C >= room)
 		return C;
 	C = (struct coroutine *)realloc(C, sizeof *C + room);
@@ -1986,6 +2145,44 @@ static void asan_free_shadow(struct coroutine *C)
 {
 	free(C->shadow);
 }
+
+/* Whether a word of size bytes at words points into a live frame of fake_stack. */
+NO_ASAN static int points_into_fake_frame(void *fake_stack, const char *words, size_t size)
+{
+	uintptr_t word;
+	void *begin, *end;
+	for (size_t i = 0; i + sizeof word <= size; i += sizeof word) {
+		memcpy(&word, words + i, sizeof word);
+		if (__asan_addr_is_in_fake_stack(fake_stack, (void *)word, &begin, &end) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether suspended C keeps locals in a live frame of its fake stack: a
+ * function whose frame is there keeps the frame's address until it returns
+ * (to free the frame then), so a word of the saved slice or registers
+ * points into it, as a conservative collector finds its roots.  The copy's
+ * frames would point into the same frames. */
+static int asan_keeps_fake_frames(struct schedule *S, struct coroutine *C)
+{
+	return C->fake_stack != NULL
+	    && (points_into_fake_frame(C->fake_stack, slice_in_block(C, S->top - C->size, C->size), C->size)
+		|| points_into_fake_frame(C->fake_stack, (const char *)&C->ctx, sizeof C->ctx));
+}
+
+/* The copy's own saved shadow; its fake stack is none yet (ASan makes one
+ * when it first needs one).  0 when out of memory. */
+NO_ASAN static int asan_copy_shadow(struct schedule *S, const struct coroutine *C, struct coroutine *copy)
+{
+	size_t n;
+	slice_shadow(S, copy, &n);
+	copy->shadow = (char *)malloc(n);
+	if (copy->shadow == NULL)
+		return 0;
+	copy_stack(copy->shadow, C->shadow, n);
+	return 1;
+}
 #else
 static void asan_leave_main(struct schedule *) {}
 static void asan_back_in_main(struct schedule *) {}
@@ -1995,6 +2192,8 @@ static void asan_free_fake_stack(struct schedule *, struct coroutine *) {}
 static int asan_save_shadow(struct schedule *, struct coroutine *, const char *, int) { return 1; }
 static void asan_restore_shadow(struct schedule *, struct coroutine *) {}
 static void asan_free_shadow(struct coroutine *) {}
+static int asan_keeps_fake_frames(struct schedule *, struct coroutine *) { return 0; }
+static int asan_copy_shadow(struct schedule *, const struct coroutine *, struct coroutine *) { return 1; }
 #endif
 
 /* Whether a tool watches the run stack (forget_run_stack has someone to
@@ -3036,6 +3235,41 @@ static void give_back_eh_state(struct schedule *S, struct coroutine *C)
 static void drop_eh_state(struct schedule *S)
 {
 	load_thread_eh(S->eh, &S->main_eh);
+}
+
+/* Whether eh holds an exception being handled or one unwinding. */
+static int holds_exceptions(const struct eh_state *eh)
+{
+#if EH_MSVC_ABI
+	return eh->exception != NULL || eh->processing_throw != 0 || eh->handlers != NULL;
+#elif defined(__arm__) && !defined(__APPLE__)
+	return eh->caught != NULL || eh->uncaught != 0 || eh->propagating != NULL;
+#else
+	return eh->caught != NULL || eh->uncaught != 0;
+#endif
+}
+
+/* Whether suspended coroutine id yielded while handling or unwinding an
+ * exception, in the first runtime S keeps or in the others (a row of
+ * m->saved, if it has one yet: see make_room_for_more). */
+static int handles_exceptions(const struct schedule *S, int id)
+{
+	const struct more_runtimes *m = S->more;
+	int held = holds_exceptions(&S->co[id]->eh);
+	for (int k = 0; m != NULL && id < m->cap && k < m->n; k++)
+		held |= holds_exceptions(&m->saved[(size_t)id * (MAX_RUNTIMES - 1) + k]);
+	return held;
+}
+
+/* Copy id starts with no exception in the runtimes after the first.  Its
+ * row may hold what the last coroutine of its slot saved before it finished
+ * (a new coroutine ignores it); a row made later starts empty.  No realloc:
+ * a resume keeping more runtimes may be on its way. */
+static void no_exceptions_in_more_runtimes(struct schedule *S, int id)
+{
+	struct more_runtimes *m = S->more;
+	for (int k = 0; m != NULL && id < m->cap && k < MAX_RUNTIMES - 1; k++)
+		m->saved[(size_t)id * (MAX_RUNTIMES - 1) + k] = no_exceptions;
 }
 
 /* Room in m->saved for every slot of S. */

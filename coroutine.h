@@ -229,14 +229,19 @@ COROUTINE_API void coroutine_delete(struct schedule *, int id);
  * independently from there (a never-started coroutine's copy will start the
  * same function with the same ud).  Returns the copy's id, assigned as
  * coroutine_new assigns it, or -1 when memory runs out, leaving the schedule
- * as it was.
+ * as it was.  May be called from main or from inside a coroutine.
  *
  * The copy shares everything outside its frames: heap objects, globals,
  * what ud points to.  So a C++ object on the frames that owns something
  * (a std::string's buffer, a std::unique_ptr) would be owned twice: clone
  * only coroutines whose frames hold plain values and pointers they do not
  * own (README: the clone rule).  Copying the running coroutine, an empty
- * slot, one suspended on another thread or inside a catch handler aborts.
+ * slot or an id outside [0, slot count) aborts, and so does copying one
+ * suspended on another thread than the caller's, one that yielded inside a
+ * catch handler or while an exception unwound its frames (the copy would
+ * share that exception), and, under AddressSanitizer with
+ * detect_stack_use_after_return=1, one whose locals ASan keeps in its fake
+ * stack, off the run stack (the copy would share them).
  */
 COROUTINE_API int coroutine_clone(struct schedule *, int id);
 

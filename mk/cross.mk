@@ -49,7 +49,7 @@ cross-test-i686-sse:
 # guard and the bug programs (see tools.mk); the whole suite runs checked on
 # x86_64 (matrix-checked).  qemu-user gives a signal no fault syndrome, so
 # the report says "touched" there, not "read" or "wrote to" as on the hardware.
-CROSS_CHECKED_TESTS := driver driver_cxx test_threads test_guard test_stack test_delete test_delete_cxx
+CROSS_CHECKED_TESTS := driver driver_cxx test_threads test_guard test_stack test_delete test_delete_cxx test_clone
 # Then the same under ASan, with its bug programs (sanitize-checked's): its
 # runtime linked in, as qemu is given no -L to find the cross one, and no
 # leak check (LeakSanitizer cannot run under qemu-user).
@@ -76,7 +76,8 @@ bench-ir-cross:
 # x86_64 against musl (musl-tools), run natively.  musl has no swapcontext:
 # the ucontext build must stop with its #error, the asm build must pass the
 # checks that need no CMocka (none is built for musl): test/platform/driver.c, with
-# the guard and thread checks, and in a checked build too, with its bug programs.  Not the exception checks (driver_cxx): there
+# the guard and thread checks, and coroutine_clone's (clone), and in a checked build
+# too, with its bug programs.  Not the exception checks (driver_cxx, clone_cxx): there
 # is no C++ runtime for musl (libstdc++ is built for glibc).  musl-gcc, the C
 # driver, compiles coroutine.cpp and main.cpp as C++ against musl's headers;
 # the C++ example is left out (libstdc++ is built for glibc).  And
@@ -89,9 +90,9 @@ MUSL_DELETE = DELETE_SUPPORT=$(1)/asm/musl_find_object.o LDFLAGS="$(LDFLAGS) -Wl
 musl-test:
 	$(MUSL_GCC) -std=c++11 -fsyntax-only coroutine.cpp 2>&1 | grep -F 'build coroutine.cpp with -DCOROUTINE_ASM=1'
 	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl CC=$(MUSL_GCC) CXX=$(MUSL_GCC) EXAMPLES_CXX= \
-		$(call MUSL_DELETE,$(B)/musl) TESTS="driver delete" check-no-cxx-runtime check check-outputs
+		$(call MUSL_DELETE,$(B)/musl) TESTS="driver delete clone" check-no-cxx-runtime check check-outputs
 	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl-checked CC=$(MUSL_GCC) CXX=$(MUSL_GCC) CHECKED=1 \
-		$(call MUSL_DELETE,$(B)/musl-checked) TESTS="driver delete" check check-checked-bugs
+		$(call MUSL_DELETE,$(B)/musl-checked) TESTS="driver delete clone" check check-checked-bugs
 
 # ---- macOS (Mach-O): assembled and compared, not run ----------------------------
 # Needs clang and llvm (llvm-nm, llvm-objdump).  Each Apple target's object

@@ -68,6 +68,26 @@ $(O)/delete$(EXE): $(O)/delete.o $(O)/libcoroutine.a $(DELETE_SUPPORT)
 $(O)/delete_cxx$(EXE): $(O)/delete_cxx.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(if $(EXE),,-lpthread) -o $@
 
+# coroutine_clone's tests: test_clone (C) and test_clone_exceptions (C++,
+# linked with the C++ driver); and the same without CMocka (clone,
+# clone_cxx) for targets that have none.
+$(O)/test_clone_exceptions: $(O)/test_clone_exceptions.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
+
+$(O)/clone.o: test/spec/test_clone.c $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(TEST_CC) -DTEST_PLAIN -c $< -o $@
+
+$(O)/clone$(EXE): $(O)/clone.o $(O)/libcoroutine.a
+	$(CLINK) $(LDFLAGS) $^ -lm $(if $(EXE),,-lpthread) -o $@
+
+$(O)/clone_cxx.o: test/spec/test_clone_exceptions.cpp $(TEST_HEADERS)
+	@mkdir -p $(@D)
+	$(TEST_CXX) -DTEST_PLAIN -c $< -o $@
+
+$(O)/clone_cxx$(EXE): $(O)/clone_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ -o $@
+
 # test_late_runtime is a C program that loads a C++ library, and with it the
 # C++ runtime, once it runs: the library calls the program's coroutine_*
 # functions, which the program exports (-rdynamic).
@@ -200,8 +220,8 @@ check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLE
 	$(foreach p,$^,$(call check-output,$(p)))
 
 # What `test` checks, for a target without CMocka: driver.c, the C++
-# exception tests and the delete tests built without CMocka (driver_cxx,
-# delete, delete_cxx), and the outputs.
+# exception tests and the delete and clone tests built without CMocka (driver_cxx,
+# delete, delete_cxx, clone, clone_cxx), and the outputs.
 test-without-cmocka:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx delete delete_cxx" \
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx delete delete_cxx clone clone_cxx" \
 		check-no-cxx-runtime check check-outputs || exit 1; done

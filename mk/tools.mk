@@ -23,7 +23,7 @@ VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full \
 	--child-silent-after-fork=yes --suppressions=$(CURDIR)/test/support/valgrind.supp
 EXPECT_REPORT := test/bugs/expect_report.sh
 ASAN_BUGS := heap_overflow:heap-buffer-overflow stack_overflow:stack-buffer-overflow \
-	stack_overflow_across_yield:stack-buffer-overflow
+	stack_overflow_across_yield:stack-buffer-overflow stack_overflow_in_a_copy:stack-buffer-overflow
 # BUGS is a list of words: dots stand for the spaces of a report (grep regex).
 MEMCHECK_BUGS := uninitialised:Conditional.jump.or.move.depends.on.uninitialised.value
 

@@ -3,8 +3,9 @@
 # ---- WebAssembly (Emscripten) under node ------------------------------------------
 # Needs emscripten and nodejs.  coroutine.cpp picks Emscripten's fibers by
 # itself; programs link with -sASYNCIFY (README).  CMocka is not packaged
-# for wasm (and its tests fork): what runs is what test-without-cmocka runs,
-# test/platform/driver.c and the demo's and examples' outputs, then
+# for wasm (and its tests fork): what runs is test/platform/driver.c and
+# coroutine_clone's tests without CMocka (clone: no C++, whose exceptions
+# Emscripten leaves off), the demo's and examples' outputs, then
 # test/platform/wasm_faults.c, then README's wasm lines on its first
 # program, word for word (they set NODE_PATH themselves: not here).
 # -sNODERAWFS lets the script example read its files from the host.
@@ -35,7 +36,7 @@ WASM_OPT_SMALL := -Os
 
 .PHONY: wasm-test
 wasm-test:
-	+@$(WASM_MAKE) TESTS=driver check check-outputs
+	+@$(WASM_MAKE) TESTS="driver clone" check check-outputs
 	@echo "== script nesting too deep (examples/deep.txt)"
 	@$(WASM_RUN) $(WASM_B)/fiber/examples/script.js examples/deep.txt examples/scripts/hello.txt \
 		> $(WASM_B)/script-deep.out 2> $(WASM_B)/script-deep.err; test $$? = 1
@@ -44,7 +45,7 @@ wasm-test:
 	+@$(WASM_MAKE) B=$(WASM_B)/faults CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_ASYNCIFY_SIZE=4096" $(WASM_B)/faults/fiber/wasm_faults.js
 	@echo "== test/platform/wasm_faults.sh"
 	@test/platform/wasm_faults.sh "$(WASM_RUN)" $(WASM_B)/faults/fiber/wasm_faults.js
-	+@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS=driver check
+	+@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS="driver clone" check
 	@env -u NODE_PATH LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's wasm lines" \
 		test/docs/first_program.sh $(WASM_B)/readme wasm-build
 
@@ -57,6 +58,10 @@ bench-wasm:
 
 $(O)/bench_wasm.js: bench/bench_wasm.c coroutine.h $(O)/libcoroutine.a
 	$(CC) -I. $(WARN) $(CFLAGS) $(LDFLAGS) $< $(O)/libcoroutine.a -o $@
+
+# clone makes the library's mallocs fail on demand there (see test_clone.c).
+%/fiber/clone.o: override CPPFLAGS += -DWRAPPED_MALLOC
+%/fiber/clone.js: override LDFLAGS += -Wl,--wrap=malloc,--wrap=free
 
 # What stops a wasm program: built with a 4 KiB asyncify area, and with
 # Emscripten's check of the stack pointer in every function.

@@ -7,8 +7,9 @@
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/platform/driver.c, and the demo's
 # and the examples' outputs), test/platform/win_stack.c, test/spec/test_reload.c
-# (reload) and the C++ exception tests, built without CMocka (driver_cxx).  wine's
-# state lives in the build folder; creating it takes seconds, once.
+# (reload), and the C++ exception tests and coroutine_clone's, built without
+# CMocka (driver_cxx, clone, clone_cxx).  wine's state lives in the build
+# folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
 WIN_B := $(B)/windows
@@ -36,12 +37,12 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx delete delete_cxx reload driver_dll dllmain" \
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx delete delete_cxx clone clone_cxx reload driver_dll dllmain" \
 		check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
 	@$(MAKE) --no-print-directory $(WINDOWS_VARS) B=$(WIN_B)/checked CHECKED=1 \
-		TESTS="driver win_stack driver_cxx delete delete_cxx reload" \
+		TESTS="driver win_stack driver_cxx delete delete_cxx clone clone_cxx reload" \
 		check check-checked-bugs
 
 # libcoroutine.dll as CMake and Meson build it, and programs linked with it
@@ -154,7 +155,7 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # __clang__, must hold no GNU-only spelling in its own lines), and the
 # ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
 # library, the demo, the C examples, driver, win_stack, msvc_exceptions,
-# reload, driver_dll and dllmain (whose DLLs start at libwinecrt0's
+# clone, clone_cxx, reload, driver_dll and dllmain (whose DLLs start at libwinecrt0's
 # DllMainCRTStartup; libcoroutine.dll's import library is libcoroutine.lib),
 # linked by lld-link against the MSVC C runtime's interface as wine
 # provides it (headers: libwine-dev; import libraries and mainCRTStartup:
@@ -187,6 +188,8 @@ MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX= \
 	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar NM=llvm-nm OBJDUMP=llvm-objdump \
 	LDFLAGS="$(MSVC_LDFLAGS)" DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup \
 	IMPLIB=-Wl,-implib: IMPLIB_SUFFIX=.lib
+# What each of its builds runs (the first two also driver_dll and dllmain).
+MSVC_TESTS := driver win_stack msvc_exceptions clone clone_cxx reload
 # GNU-only spellings cl.exe would reject.
 GNU_ONLY := __attribute__|__builtin_|__asm|(^|[^_[:alnum:]])asm *\(|__thread|typeof|__extension__|\(\{|__label__|__int128|__inline__|__restrict__
 
@@ -212,10 +215,10 @@ $(MSVC_B)/m.lib:
 
 windows-msvc-test: msvc-view $(MSVC_B)/msvc_crt.o $(MSVC_B)/m.lib $(WINEPREFIX_DIR)/system.reg
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/masm SWITCH=asm_switch.asm $(MSVC_SPELLINGS) \
-		TESTS="driver win_stack msvc_exceptions reload driver_dll dllmain" check check-outputs
+		TESTS="$(MSVC_TESTS) driver_dll dllmain" check check-outputs
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/gas CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" \
-		TESTS="driver win_stack msvc_exceptions reload driver_dll dllmain" check check-outputs
+		TESTS="$(MSVC_TESTS) driver_dll dllmain" check check-outputs
 	test/platform/masm_twin_check.sh $(MSVC_B)/gas/asm/asm_switch.o $(MSVC_B)/masm/asm/asm_switch.o $(MSVC_B)/twin
 	@$(MAKE) --no-print-directory $(MSVC_VARS) B=$(MSVC_B)/checked CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS)" CHECKED=1 \
-		TESTS="driver win_stack msvc_exceptions reload" check check-checked-bugs
+		TESTS="$(MSVC_TESTS)" check check-checked-bugs
 

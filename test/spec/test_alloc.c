@@ -1,8 +1,8 @@
 /*
  * test_alloc.c - running out of memory.  coroutine_open returns NULL and
- * coroutine_new returns -1, leaving everything as it was and leaking
- * nothing; coroutine_delete needs no memory; coroutine_close frees
- * everything.  And the library never writes
+ * coroutine_new and coroutine_clone return -1, leaving everything as it was
+ * and leaking nothing; coroutine_delete needs no memory; coroutine_close
+ * frees everything.  And the library never writes
  * past a block it allocated (a save buffer too small for its slice).
  *
  * The binary is linked with -Wl,--wrap=malloc,... (see the Makefile), so
@@ -534,6 +534,190 @@ static void test_failed_try_yield_leaves_the_others_whole(void **state)
 	coroutine_close(S);
 }
 
+/* ---- coroutine_clone ------------------------------------------------------ */
+
+/* Keeps a value in each of HOLD_LEVELS frames down to its two yields, and
+ * counts in held_wrong those changed when it comes back up (hold_seed is
+ * read again, so each value is kept across the call).  No local's address
+ * is taken: see test_clone.c. */
+enum { HOLD_LEVELS = 40 };
+static long hold_seed = 12345;
+static int held_wrong;
+
+static long hold_down(struct schedule *S, int level);
+static long (*volatile hold_next)(struct schedule *, int) = hold_down;
+
+static long hold_down(struct schedule *S, int level)
+{
+	long mine = hold_seed * level + 3, below = 0;
+	if (level < HOLD_LEVELS) {
+		below = hold_next(S, level + 1);
+	} else {
+		coroutine_yield(S);
+		coroutine_yield(S);
+	}
+	held_wrong += mine != hold_seed * level + 3;
+	return below + mine;
+}
+
+static void hold_values_and_yield_twice(struct schedule *S, void *ud)
+{
+	(void)ud;
+	hold_down(S, 0);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_SHADOW 1 /* a copy's saved shadow: a block more */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_SHADOW 1
+#endif
+#endif
+#ifndef ASAN_SHADOW
+#define ASAN_SHADOW 0
+#endif
+
+/*
+ * A copy of a suspended coroutine into a free slot: its block, then (under
+ * ASan) its saved shadow.  Whichever fails, -1, and nothing changed; then
+ * the copy and its original go on, each to its own end, within their blocks.
+ */
+static void test_clone_fails_cleanly_at_every_allocation(void **state)
+{
+	int at_start = live;
+	struct schedule *S = coroutine_open();
+	int n, copy, failures = 0, before;
+	(void)state;
+	coroutine_resume(S, coroutine_new(S, hold_values_and_yield_twice, NULL));
+	before = live;
+	for (n = 0;; n++) {
+		fail_allocation_after(n);
+		copy = coroutine_clone(S, 0);
+		fail_allocation_after(-1);
+		if (copy != -1)
+			break;
+		failures++;
+		assert_int_equal(live, before);
+		assert_int_equal(coroutine_status(S, 1), COROUTINE_DEAD);
+	}
+	assert_int_equal(failures, 1 + ASAN_SHADOW);
+	assert_int_equal(copy, 1);
+	broken_fences = held_wrong = 0;
+	resume_in_turns(S, copy, 0);
+	assert_int_equal(held_wrong, 0);
+	assert_int_equal(broken_fences, 0);
+	coroutine_close(S);
+	assert_int_equal(live, at_start);
+}
+
+/* A copy of a coroutine that never ran: one block, as coroutine_new's. */
+static void test_clone_of_a_new_coroutine_returns_minus_one_when_malloc_fails(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int before;
+	(void)state;
+	coroutine_new(S, ignore, NULL);
+	before = live;
+	fail_allocation_after(0);
+	assert_int_equal(coroutine_clone(S, 0), -1);
+	fail_allocation_after(-1);
+	assert_int_equal(live, before);
+	assert_int_equal(coroutine_status(S, 1), COROUTINE_DEAD);
+	assert_int_equal(coroutine_clone(S, 0), 1);
+	coroutine_close(S);
+}
+
+/*
+ * All 16 slots taken: the copy's block (and shadow), then the slot array
+ * and the bitmaps that grow.  Whichever fails, -1, the schedule as it was
+ * (16 slots, its coroutines suspended), and nothing leaked; then the copy
+ * takes id 16, and every coroutine goes on to its end.
+ */
+static void test_clone_into_new_slots_fails_cleanly_at_every_allocation(void **state)
+{
+	int at_start = live;
+	struct schedule *S = coroutine_open();
+	struct child_result r;
+	int id, n, copy, failures = 0, before;
+	(void)state;
+	for (id = 0; id < 16; id++)
+		coroutine_resume(S, coroutine_new(S, hold_values_and_yield_twice, NULL));
+	before = live;
+	for (n = 0;; n++) {
+		fail_allocation_after(n);
+		copy = coroutine_clone(S, 5);
+		fail_allocation_after(-1);
+		if (copy != -1)
+			break;
+		failures++;
+		assert_int_equal(live, before);
+		r = run_in_child(status_of_16, S);
+		assert_aborted_with(&r, "coroutine_status: id 16 is out of range [0, 16)");
+		for (id = 0; id < 16; id++)
+			assert_int_equal(coroutine_status(S, id), COROUTINE_SUSPEND);
+	}
+	assert_true(failures >= 3 + ASAN_SHADOW); /* the copy, the slot array, a bitmap at least */
+	assert_int_equal(copy, 16);
+	broken_fences = held_wrong = 0;
+	resume_in_turns(S, copy, 5);
+	for (id = 0; id < 16; id++)
+		resume_in_turns(S, id, id);
+	assert_int_equal(held_wrong, 0);
+	assert_int_equal(broken_fences, 0);
+	assert_int_equal(coroutine_next(S, -1), -1);
+	coroutine_close(S);
+	assert_int_equal(live, at_start);
+}
+
+/*
+ * A copy's block is its own size, whatever its original's grew to: here
+ * the original's grew (a yield a kilobyte deep), the copy is made at a
+ * shallow yield, then yields a call deeper each time, its slices of a few
+ * blocks saved by the quick path into the room its own block has.
+ */
+__attribute__((noinline)) static void yield_with_a_kilobyte(struct schedule *S)
+{
+	volatile char held[1024];
+	escaped = held;
+	coroutine_yield(S);
+	held[0] = 1;
+}
+
+static void yield_calls_down(struct schedule *S, int calls);
+static void (*volatile yield_deeper)(struct schedule *, int) = yield_calls_down;
+
+static void yield_calls_down(struct schedule *S, int calls)
+{
+	if (calls > 0)
+		yield_deeper(S, calls - 1);
+	else
+		coroutine_yield(S);
+	yields_made++;
+}
+
+static void grow_then_yield_deeper_each_time(struct schedule *S, void *ud)
+{
+	int calls;
+	(void)ud;
+	yield_with_a_kilobyte(S);
+	for (calls = 0; calls < 4; calls++)
+		yield_calls_down(S, calls);
+}
+
+static void test_copy_of_a_grown_coroutine_saves_within_its_own_block(void **state)
+{
+	struct schedule *S = coroutine_open();
+	int original = coroutine_new(S, grow_then_yield_deeper_each_time, NULL), copy;
+	(void)state;
+	coroutine_resume(S, original); /* a kilobyte deep */
+	coroutine_resume(S, original); /* a few blocks */
+	copy = coroutine_clone(S, original);
+	broken_fences = 0;
+	resume_in_turns(S, copy, original);
+	coroutine_close(S);
+	assert_int_equal(broken_fences, 0);
+}
+
 /* ---- coroutine_close ------------------------------------------------------ */
 
 static void test_close_frees_every_coroutine(void **state)
@@ -617,6 +801,10 @@ int main(void)
 		cmocka_unit_test(test_failed_try_yield_leaves_the_others_whole),
 		cmocka_unit_test(test_every_yield_saves_within_its_buffer),
 		cmocka_unit_test(test_shallow_slices_come_back_whole),
+		cmocka_unit_test(test_clone_fails_cleanly_at_every_allocation),
+		cmocka_unit_test(test_clone_of_a_new_coroutine_returns_minus_one_when_malloc_fails),
+		cmocka_unit_test(test_clone_into_new_slots_fails_cleanly_at_every_allocation),
+		cmocka_unit_test(test_copy_of_a_grown_coroutine_saves_within_its_own_block),
 		cmocka_unit_test(test_close_frees_every_coroutine),
 		cmocka_unit_test(test_delete_needs_no_memory_and_leaves_the_schedule_whole),
 	};

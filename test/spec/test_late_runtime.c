@@ -6,8 +6,10 @@
  * arrives (see take_up_late_runtime in coroutine.cpp), not only when the program
  * starts with one.  With two runtimes (libstdc++ and libc++abi), each keeps
  * its own state in each coroutine, however many there are, in reused slots
- * and after the schedule moves to another thread; and a runtime that leaves
- * the process is let go (unloadable_runtime.c).  coroutine_delete finds the
+ * and after the schedule moves to another thread; a copy (coroutine_clone)
+ * of one handling an exception in the second is refused, and a copy in a
+ * reused slot finds no exception there; and a runtime that leaves the
+ * process is let go (unloadable_runtime.c).  coroutine_delete finds the
  * unwinder a runtime brought, and unwinds the library's coroutines with it.
  *
  * On Linux the library is a .so that dlopen loads; on Windows a DLL that
@@ -435,6 +437,69 @@ static void test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once(v
 	assert_child_succeeds(schedule_moved_by_an_empty_slot, NULL);
 }
 
+/* ---- In a child: copies, with two runtimes --------------------------------- */
+
+/* A coroutine of the second runtime yields inside its handler: its state
+ * there, in the schedule's array, is not empty, and a copy would share the
+ * exception. */
+static void clone_a_handler_of_the_second_runtime(void *arg)
+{
+	struct two_plugins p;
+	struct schedule *S = open_keeping_two_runtimes(&p);
+	struct handler h = { "the second runtime's", "" };
+	int id = p.libcxx.new_handler(S, &h);
+	(void)arg;
+	coroutine_resume(S, id);
+	coroutine_clone(S, id);
+}
+
+static void test_two_runtimes_clone_in_a_handler_of_the_second_aborts(void **state)
+{
+	struct child_result r;
+	(void)state;
+	skip_without_libcxx_plugin();
+	r = run_in_child(clone_a_handler_of_the_second_runtime, NULL);
+	assert_aborted_with(&r, "coroutine_clone: coroutine 0 yielded inside a catch handler or while an "
+				"exception unwound its frames; its copy would share that exception");
+}
+
+/* A copy takes the slot of a coroutine that yielded while an exception
+ * unwound through it, then finished: the schedule's array still holds that
+ * one's last state in the second runtime.  The copy, and its original,
+ * find no exception there. */
+static void copy_in_a_used_slot(void *arg)
+{
+	static struct exceptions_seen seen[16];
+	struct two_plugins p;
+	struct schedule *S = open_keeping_two_runtimes(&p);
+	int waiter, unwinder, copy, clean;
+	(void)arg;
+	memset(seen, 0xff, sizeof seen);
+	waiter = p.libcxx.new_waiter(S, seen);
+	unwinder = p.libcxx.new_unwinder(S);
+	coroutine_resume(S, waiter);   /* yields, handling nothing */
+	coroutine_resume(S, unwinder); /* yields while its exception unwinds */
+	coroutine_resume(S, unwinder); /* catches it and finishes */
+	copy = coroutine_clone(S, waiter);
+	coroutine_resume(S, copy);
+	coroutine_resume(S, waiter);
+	clean = copy == unwinder && seen[copy].handling == 0 && seen[copy].unwinding == 0 &&
+		seen[waiter].handling == 0 && seen[waiter].unwinding == 0;
+	if (!clean)
+		fprintf(stderr, "copy %d, in slot %d: handling %d, unwinding %d; its original: %d, %d", copy, unwinder,
+			seen[copy].handling, seen[copy].unwinding, seen[waiter].handling, seen[waiter].unwinding);
+	coroutine_close(S);
+	fflush(stderr);
+	_exit(!clean);
+}
+
+static void test_two_runtimes_copy_in_a_used_slot_finds_no_exception(void **state)
+{
+	(void)state;
+	skip_without_libcxx_plugin();
+	assert_child_succeeds(copy_in_a_used_slot, NULL);
+}
+
 /* ---- In a child: a runtime that leaves ------------------------------------- */
 
 /*
@@ -558,6 +623,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_two_runtimes_new_coroutine_in_a_used_slot_finds_no_exception),
 		cmocka_unit_test(test_two_runtimes_many_coroutines_keep_their_own),
 		cmocka_unit_test(test_two_runtimes_schedule_moved_to_another_thread_swaps_each_once),
+		cmocka_unit_test(test_two_runtimes_clone_in_a_handler_of_the_second_aborts),
+		cmocka_unit_test(test_two_runtimes_copy_in_a_used_slot_finds_no_exception),
 		cmocka_unit_test(test_runtime_unloaded_is_let_go),
 		cmocka_unit_test(test_delete_unwinds_with_the_unwinder_a_plugin_brought),
 		cmocka_unit_test(test_delete_unwinds_with_the_unwinder_libcxx_brought),

@@ -38,6 +38,9 @@ typedef int (*new_noter_func)(struct schedule *S, struct exceptions_seen *seen);
 /* Adds a coroutine that throws, yields while the exception unwinds through
  * it (in a destructor), then, resumed, catches it and finishes. */
 typedef int (*new_unwinder_func)(struct schedule *S);
+/* Adds a coroutine that yields, handling no exception, then, resumed, notes
+ * in seen[its id] what it finds (a copy of it, in its own). */
+typedef int (*new_waiter_func)(struct schedule *S, struct exceptions_seen *seen);
 
 /* Adds a coroutine that waits with an object that counts its destructions
  * in seen[0] (coroutine_delete's unwinding); with catch_all, inside a try

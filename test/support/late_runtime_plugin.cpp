@@ -73,6 +73,17 @@ EXPORTED int new_noter(struct schedule *S, struct exceptions_seen *seen)
 	return coroutine_new(S, note_exceptions_at_start, seen);
 }
 
+static void wait_then_note_exceptions(struct schedule *S, void *ud)
+{
+	coroutine_yield(S);
+	note_exceptions_at_start(S, (struct exceptions_seen *)ud + coroutine_running(S));
+}
+
+EXPORTED int new_waiter(struct schedule *S, struct exceptions_seen *seen)
+{
+	return coroutine_new(S, wait_then_note_exceptions, seen);
+}
+
 /* Yields when it is destroyed: while an exception unwinds through it. */
 struct yield_when_destroyed {
 	struct schedule *S;
