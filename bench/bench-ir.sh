@@ -34,7 +34,7 @@ fi
 # (x86 asm benches only; the others skip them).  rt1_checked: the round trip
 # of a checked build (its system calls count a few instructions each: the
 # kernel's are not counted, see make bench for the time).
-VARIANTS="fcontext rt1 rt4 rounding rt1_reload rounding_reload rt1_checked stack1024 create"
+VARIANTS="fcontext rt1 rt4 rt1_48 rt4_48 rounding rt1_reload rounding_reload rt1_checked stack1024 create"
 PEER_VARIANTS="rt4 rt1 hold1024 hold4096 create"
 
 instructions() {
@@ -59,6 +59,8 @@ goal() {
 	case "$QEMU:$1:$2" in
 	:asm:rt1) echo 130 ;;
 	:asm:rt4) echo 150 ;;
+	:asm:rt1_48) echo 130 ;;
+	:asm:rt4_48) echo 150 ;;
 	*) echo - ;;
 	esac
 }
