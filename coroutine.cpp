@@ -196,6 +196,7 @@ typedef struct coroutine_context context;
  * address and the FP control state (its layout is documented there). */
 #if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 #define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
+#define NOTED_FP_WORD 8  /* the FP control words: see note_fp_control */
 #elif defined(__x86_64__) && defined(_WIN32)
 #define CONTEXT_WORDS 35 /* rbx rbp rdi rsi r12-r15 rsp rip, 4 TIB fields, MXCSR + x87 cw, xmm6-15 */
 #elif defined(__i386__) && defined(__ELF__)
@@ -364,7 +365,7 @@ struct schedule {
  */
 #if COROUTINE_ASM
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
-#define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->finished_context, to)
+#define LEAVE_CONTEXT(S, to) (note_fp_control(&(S)->finished_context), SWITCH_CONTEXT(&(S)->finished_context, to))
 #elif COROUTINE_FIBER
 #define SWITCH_CONTEXT(from, to) emscripten_fiber_swap(&(from)->fiber, &(to)->fiber)
 /* A finished coroutine unwinds its last frames into the area from its
@@ -400,6 +401,23 @@ static thread_local volatile int asan_switching;
 			asan_switching = 0, setcontext(to);             \
 	} while (0)
 #endif
+#endif
+
+/* The FP control words of the code about to leave, noted in its context
+ * for the switch, which compares them with *to's and reloads what differs.
+ * On x86_64 (System V) the story notes them at the top of resume and
+ * yield, a few dozen instructions before the switch reads them back: read
+ * by the switch itself, MXCSR held it up (see asm_switch.S).  Every
+ * SWITCH_CONTEXT must find from's noted since they last changed.
+ * Elsewhere the switch saves them itself, and this does nothing. */
+#if defined(NOTED_FP_WORD)
+static ALWAYS_INLINE void note_fp_control(context *ctx)
+{
+	char *fp = (char *)&ctx->word[NOTED_FP_WORD]; /* MXCSR, then the x87 word */
+	__asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(*(char(*)[4])fp), "=m"(*(char(*)[2])(fp + 4)));
+}
+#else
+static ALWAYS_INLINE void note_fp_control(context *) {}
 #endif
 
 /* ---- What the machinery supplies -------------------------------------------
@@ -743,6 +761,7 @@ void coroutine_resume(struct schedule *S, int id)
 		resume_the_long_way(S, id);
 		return;
 	}
+	note_fp_control(&S->main);
 	struct coroutine *C = S->co[id];
 	if (C->status != COROUTINE_SUSPEND) { /* or an empty slot */
 		start_or_refuse(S, C, id);
@@ -851,6 +870,7 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
+	note_fp_control(&C->ctx);
 	give_back_eh_state(S, C);
 	context *saved = save_shallow_stack(S, C);
 	if (saved == NULL)
@@ -865,6 +885,7 @@ NOINLINE int coroutine_try_yield(struct schedule *S)
 {
 	if (S == NULL || S->running == -1)
 		refuse_yield(S, "coroutine_try_yield");
+	note_fp_control(&S->owner->ctx);
 	give_back_eh_state(S, S->owner);
 	context *saved = save_shallow_stack(S, S->owner);
 	if (saved == NULL)
