@@ -763,18 +763,23 @@ void coroutine_resume(struct schedule *S, int id)
 	}
 	note_fp_control(&S->main);
 	struct coroutine *C = S->co[id];
+	/* If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing.
+	 * The owner is suspended, and on this thread: a schedule that moves
+	 * forgets it (see move_to_this_thread). */
+	if (C == S->owner) {
+		S->running = id;
+		run_stack_in_reach(S);
+		continue_owner(S);
+		return;
+	}
 	if (C->status != COROUTINE_SUSPEND) { /* or an empty slot */
 		start_or_refuse(S, C, id);
 		return;
 	}
 	S->running = id;
 	run_stack_in_reach(S);
-	/* If C was the last to run on the run stack, its bytes are still there,
-	 * exactly as it saved them: copying them back would change nothing. */
-	if (S->owner != C)
-		take_run_stack_quickly(S, C);
-	else
-		continue_owner(S);
+	take_run_stack_quickly(S, C);
 }
 
 /* ---- Yielding: the dummy, and the save ---------------------------------- */
@@ -2803,6 +2808,13 @@ static uint64_t this_thread(void)
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
 	uint64_t here = this_thread();
+	/* The owner, suspended on the old thread, is no longer one that a
+	 * resume here may continue: its slice (saved at its yield) comes back
+	 * when it is resumed on its own thread. */
+	if (S->owner != NULL) {
+		hand_over_frames(S, NULL);
+		S->owner = NULL;
+	}
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i]; /* no_coroutine: DEAD */
 		if (C->status == COROUTINE_SUSPEND) {
