@@ -59,9 +59,16 @@
  * are the current ones (the common case: nothing raised a flag since *to
  * was saved), *to's saved word, which is then exactly the word wanted, is
  * loaded as it is; only otherwise is the word merged and stored first.
- * And fldcw and ldmxcsr are kept apart, the register restore between them.
- * Measured on AMD Zen 5, a coroutine that rounds its own way costs 1.07
- * times the clean round trip this way, 1.48 times merging at every reload.
+ * Reading the control words takes care too: on AMD Zen stmxcsr takes some
+ * 15 cycles and what follows it waits, and a load of the word it stored
+ * waits for it.  On x86_64 (System V) coroutine.cpp reads them at the top
+ * of resume and yield (note_fp_control), a few dozen instructions before
+ * the switch compares them (see that section); the Win64 and i386
+ * sections still read them in the switch, and keep fldcw and ldmxcsr
+ * apart, the register restore between them.  Measured on an AMD EPYC
+ * (Zen 5), the x86_64 round trip took 0.80 times as long as with the
+ * switch reading them, and a coroutine that rounds its own way costs 1.05
+ * times the clean round trip (1.09 before); merging at every reload, 1.48.
  *
  * Why not reload the saved MXCSR whole at every switch, with no compare,
  * as libaco does (the flags would then travel with the context, as with
@@ -69,7 +76,8 @@
  * the CPU.  `make bench` times that switch beside this one (built from
  * this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections; medians of
  * per-repeat ratios, see README's Performance): on an AMD EPYC the reload
- * makes the clean round trip 0.82 times as long; on an Intel Xeon 1.10
+ * makes the clean round trip 0.93 times as long (0.82 before the control
+ * words were read early); on an Intel Xeon (measured before that) 1.10
  * times, and a round trip while main has a sticky flag set 8.66 times as
  * long, since an ldmxcsr that changes the flags is slow there and every
  * switch then changes them.  The compare costs the one a little and keeps
