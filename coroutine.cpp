@@ -84,6 +84,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
  *   WEAK                 a reference that may stay unresolved (NULL)
  *   KEEP_IN_REGISTERS(a, b), launder(p)  values the optimizer cannot see into
+ *   copy_16(to, from)    16 bytes in one move, where HAVE_COPY_16 says so
  *   UNREACHABLE()        never reached: the optimizer may count on it
  *   KEPT                 data kept though no code reads it (a debugger does)
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
@@ -1770,7 +1771,7 @@ static ALWAYS_INLINE void copy_words(char *to, const char *from)
  * (the quick restore's) or the stack holds since long before. */
 static ALWAYS_INLINE void copy_block(char *to, const char *from)
 {
-#if HAVE_COPY_16
+#if defined(HAVE_COPY_16)
 	copy_16(to, from);
 #else
 	copy_words(to, from);
