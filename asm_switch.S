@@ -73,9 +73,16 @@
  * are the current ones (the common case: nothing raised a flag since *to
  * was saved), *to's saved word, which is then exactly the word wanted, is
  * loaded as it is; only otherwise is the word merged and stored first.
- * And fldcw and ldmxcsr are kept apart, the register restore between them.
- * Measured on AMD Zen 5, a coroutine that rounds its own way costs 1.07
- * times the clean round trip this way, 1.48 times merging at every reload.
+ * Reading the control words takes care too: on AMD Zen stmxcsr takes some
+ * 15 cycles and what follows it waits, and a load of the word it stored
+ * waits for it.  On x86_64 (System V) coroutine.cpp reads them at the top
+ * of resume and yield (note_fp_control), a few dozen instructions before
+ * the switch compares them (see that section); the Win64 and i386
+ * sections still read them in the switch, and keep fldcw and ldmxcsr
+ * apart, the register restore between them.  Measured on an AMD EPYC
+ * (Zen 5), the x86_64 round trip took 0.80 times as long as with the
+ * switch reading them, and a coroutine that rounds its own way costs 1.05
+ * times the clean round trip (1.09 before); merging at every reload, 1.48.
  *
  * Why not reload the saved MXCSR whole at every switch, with no compare,
  * as libaco does (the flags would then travel with the context, as with
@@ -83,7 +90,8 @@
  * the CPU.  `make bench` times that switch beside this one (built from
  * this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections; medians of
  * per-repeat ratios, see README's Performance): on an AMD EPYC the reload
- * makes the clean round trip 0.82 times as long; on an Intel Xeon 1.10
+ * makes the clean round trip 0.93 times as long (0.82 before the control
+ * words were read early); on an Intel Xeon (measured before that) 1.10
  * times, and a round trip while main has a sticky flag set 8.66 times as
  * long, since an ldmxcsr that changes the flags is slow there and every
  * switch then changes them.  The compare costs the one a little and keeps
@@ -184,13 +192,22 @@ _\name:
  *       40      8  r15
  *       48      8  rsp   as the caller sees it after the call returns
  *       56      8  rip   the resume address (the call's return address)
- *       64      4  MXCSR (SSE control and status)
- *       68      2  x87 control word
+ *       64      4  MXCSR (SSE control and status)  } written by coroutine.cpp
+ *       68      2  x87 control word                } before the call
  *       70      2  unused
  *
+ * The FP control words are read early, by coroutine.cpp at the top of
+ * coroutine_resume and coroutine_yield (note_fp_control), not by the
+ * switch, which only compares them: on AMD Zen stmxcsr takes some 15
+ * cycles and holds up what follows it, and a load of the word it stored
+ * waits for it, so a switch that read MXCSR and then compared it waited
+ * for both, twice a round trip.  Read a few dozen instructions earlier,
+ * the words are ready when the switch compares them.
+ *
  * Each is compared on its own: a load that spans both would read two
- * stores made a moment before, which the store buffer cannot forward to
- * one load (a stall of a dozen cycles, more than the compare saves).
+ * stores still in the store buffer, which cannot forward them to one load
+ * (it waits for both to reach the cache: 4 ns a round trip on Zen 5, more
+ * than the compare saves).
  * ====================================================================== */
 #define CTX_RBX   0
 #define CTX_RBP   8
@@ -223,7 +240,8 @@ _\name:
 
 	.text
 
-/* ---- The save: the caller's callee-saved state into the context at \ctx */
+/* ---- The save: the caller's callee-saved registers into the context at
+ * \ctx (the FP control words are in it already: see above) */
 .macro SAVE_CALLER ctx
 	pop	%rax		/* the return address: where the caller resumes */
 	mov	%rbx, CTX_RBX(\ctx)
@@ -234,8 +252,6 @@ _\name:
 	mov	%r15, CTX_R15(\ctx)
 	mov	%rsp, CTX_RSP(\ctx)	/* after the pop: as it will be after a return */
 	mov	%rax, CTX_RIP(\ctx)
-	stmxcsr	CTX_MXCSR(\ctx)
-	fnstcw	CTX_FCW(\ctx)
 .endm
 
 /* ---- The restore of the registers (the stack pointer last) from \ctx */
@@ -262,39 +278,38 @@ FUNCTION coroutine_switch_context
 	ldmxcsr	CTX_MXCSR(%rsi)
 	jmp	*CTX_RIP(%rsi)
 #else
-	/* Reload MXCSR and the x87 control word only if *to's control bits
-	 * differ.  eax keeps the bits that differ in MXCSR for load_fp, so the
-	 * x87 control word is compared in ecx.  Most switches find no bit of
-	 * MXCSR changed, flags included: that case is tested first. */
+	LOAD_CALLEE_SAVED %rsi
+	/* Then reload the x87 control word and MXCSR only if *to's control
+	 * bits differ (after the registers' loads, which a compare before them
+	 * held up).  Most switches find both words the same, MXCSR's flags
+	 * included. */
+	movzwl	CTX_FCW(%rdi), %ecx
+	cmp	CTX_FCW(%rsi), %cx
+	jne	LOCAL(load_fcw)
 	mov	CTX_MXCSR(%rdi), %eax
 	xor	CTX_MXCSR(%rsi), %eax
 	jnz	LOCAL(mxcsr_differs)
-LOCAL(compare_fcw):
-	movzwl	CTX_FCW(%rdi), %ecx
-	cmp	CTX_FCW(%rsi), %cx
-	jne	LOCAL(load_fp)
-
-	LOAD_CALLEE_SAVED %rsi
 	jmp	*CTX_RIP(%rsi)	/* "return" from the call that saved *to */
 
-LOCAL(mxcsr_differs):		/* as a rule in the flags only, which stay */
-	test	$MXCSR_CONTROL, %eax
-	jz	LOCAL(compare_fcw)
-/* *to's control bits, the current flags: see the top of the file. */
-LOCAL(load_fp):			/* eax: current MXCSR ^ *to's */
+LOCAL(load_fcw):
 	fldcw	CTX_FCW(%rsi)
+	mov	CTX_MXCSR(%rdi), %eax
+	xor	CTX_MXCSR(%rsi), %eax
+LOCAL(mxcsr_differs):		/* eax: current MXCSR ^ *to's */
+	test	$MXCSR_CONTROL, %eax
+	jz	LOCAL(resume)	/* as a rule the flags differ only, which stay */
+/* *to's control bits, the current flags: see the top of the file. */
 	test	$MXCSR_FLAGS, %eax
 	jnz	LOCAL(merge_flags)
-	LOAD_CALLEE_SAVED %rsi
 	ldmxcsr	CTX_MXCSR(%rsi)	/* the flags agree: *to's word as saved */
+LOCAL(resume):
 	jmp	*CTX_RIP(%rsi)
 
 LOCAL(merge_flags):		/* eax: current MXCSR ^ *to's */
 	and	$MXCSR_CONTROL, %eax
 	xor	CTX_MXCSR(%rdi), %eax	/* *to's control bits, the current flags */
-	mov	%eax, -8(%rsp)	/* ldmxcsr reads memory only; the red zone is free */
+	mov	%eax, -8(%rsp)	/* ldmxcsr reads memory only; below *to's rsp is free */
 	ldmxcsr	-8(%rsp)
-	LOAD_CALLEE_SAVED %rsi
 	jmp	*CTX_RIP(%rsi)
 #endif
 END_FUNCTION coroutine_switch_context

@@ -85,6 +85,7 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
  *   NO_SANITIZE_ADDRESS  not instrumented by AddressSanitizer
  *   WEAK                 a reference that may stay unresolved (NULL)
  *   KEEP_IN_REGISTERS(a, b), launder(p)  values the optimizer cannot see into
+ *   copy_16(to, from)    16 bytes in one move, where HAVE_COPY_16 says so
  *   UNREACHABLE()        never reached: the optimizer may count on it
  *   KEPT                 data kept though no code reads it (a debugger does)
  *   trailing_zeros(x)    the number of trailing zero bits of x, not 0
@@ -108,6 +109,16 @@ static_assert(MAPPED_STACK_SIZE <= SIZE_MAX - GUARD_SIZE, "the run stack and its
 static ALWAYS_INLINE int trailing_zeros(uint64_t x) { return __builtin_ctzll(x); }
 /* An empty asm that may have changed p: the compiler must take its word. */
 static ALWAYS_INLINE char *launder(char *p) { __asm__("" : "+r"(p)); return p; }
+#if defined(__x86_64__)
+/* 16 bytes in one move, through an SSE register.  In asm: a 16-byte access
+ * in C makes gcc lay a frameless function's locals out 8 bytes lower, and
+ * save_shallow_stack's slice would grow by a block. */
+#define HAVE_COPY_16 1
+static ALWAYS_INLINE void copy_16(char *to, const char *from)
+{
+	__asm__("movdqu %1, %%xmm0\n\tmovdqu %%xmm0, %0" : "=m"(*(char(*)[16])to) : "m"(*(const char(*)[16])from) : "xmm0");
+}
+#endif
 /* Inline on every target for a variable aligned to its size: no libatomic.
  * Relaxed: only the numbers must differ. */
 static ALWAYS_INLINE uint64_t atomic_increment(uint64_t *n) { return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
@@ -197,6 +208,7 @@ typedef struct coroutine_context context;
  * address and the FP control state (its layout is documented there). */
 #if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 #define CONTEXT_WORDS 9  /* rbx rbp r12-r15 rsp rip, MXCSR + x87 control word */
+#define NOTED_FP_WORD 8  /* the FP control words: see note_fp_control */
 #elif defined(__x86_64__) && defined(_WIN32)
 #define CONTEXT_WORDS 35 /* rbx rbp rdi rsi r12-r15 rsp rip, 4 TIB fields, MXCSR + x87 cw, xmm6-15 */
 #elif defined(__i386__) && defined(__ELF__)
@@ -366,7 +378,7 @@ struct schedule {
  */
 #if COROUTINE_ASM
 #define SWITCH_CONTEXT(from, to) coroutine_switch_context(from, to)
-#define LEAVE_CONTEXT(S, to) coroutine_switch_context(&(S)->finished_context, to)
+#define LEAVE_CONTEXT(S, to) (note_fp_control(&(S)->finished_context), SWITCH_CONTEXT(&(S)->finished_context, to))
 #elif COROUTINE_FIBER
 #define SWITCH_CONTEXT(from, to) emscripten_fiber_swap(&(from)->fiber, &(to)->fiber)
 /* A finished coroutine unwinds its last frames into the area from its
@@ -402,6 +414,23 @@ static thread_local volatile int asan_switching;
 			asan_switching = 0, setcontext(to);             \
 	} while (0)
 #endif
+#endif
+
+/* The FP control words of the code about to leave, noted in its context
+ * for the switch, which compares them with *to's and reloads what differs.
+ * On x86_64 (System V) the story notes them at the top of resume and
+ * yield, a few dozen instructions before the switch reads them back: read
+ * by the switch itself, MXCSR held it up (see asm_switch.S).  Every
+ * SWITCH_CONTEXT must find from's noted since they last changed.
+ * Elsewhere the switch saves them itself, and this does nothing. */
+#if defined(NOTED_FP_WORD)
+static ALWAYS_INLINE void note_fp_control(context *ctx)
+{
+	char *fp = (char *)&ctx->word[NOTED_FP_WORD]; /* MXCSR, then the x87 word */
+	__asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(*(char(*)[4])fp), "=m"(*(char(*)[2])(fp + 4)));
+}
+#else
+static ALWAYS_INLINE void note_fp_control(context *) {}
 #endif
 
 /* ---- What the machinery supplies -------------------------------------------
@@ -855,19 +884,25 @@ void coroutine_resume(struct schedule *S, int id)
 		resume_the_long_way(S, id);
 		return;
 	}
+	note_fp_control(&S->main);
 	struct coroutine *C = S->co[id];
+	/* If C was the last to run on the run stack, its bytes are still there,
+	 * exactly as it saved them: copying them back would change nothing.
+	 * The owner is suspended, and on this thread: a schedule that moves
+	 * forgets it (see move_to_this_thread). */
+	if (C == S->owner) {
+		S->running = id;
+		run_stack_in_reach(S);
+		continue_owner(S);
+		return;
+	}
 	if (C->status != COROUTINE_SUSPEND) { /* or an empty slot */
 		start_or_refuse(S, C, id);
 		return;
 	}
 	S->running = id;
 	run_stack_in_reach(S);
-	/* If C was the last to run on the run stack, its bytes are still there,
-	 * exactly as it saved them: copying them back would change nothing. */
-	if (S->owner != C)
-		take_run_stack_quickly(S, C);
-	else
-		continue_owner(S);
+	take_run_stack_quickly(S, C);
 }
 
 /* ---- Yielding: the dummy, and the save ---------------------------------- */
@@ -968,6 +1003,7 @@ NOINLINE void coroutine_yield(struct schedule *S)
 	/* The running coroutine is the owner of the run stack; the save may
 	 * move it (see with_room_for), so it is looked up again after. */
 	struct coroutine *C = S->owner;
+	note_fp_control(&C->ctx);
 	give_back_eh_state(S, C);
 	context *saved = save_shallow_stack(S, C);
 	if (saved == NULL)
@@ -982,6 +1018,7 @@ NOINLINE int coroutine_try_yield(struct schedule *S)
 {
 	if (S == NULL || S->running == -1)
 		refuse_yield(S, "coroutine_try_yield");
+	note_fp_control(&S->owner->ctx);
 	give_back_eh_state(S, S->owner);
 	context *saved = save_shallow_stack(S, S->owner);
 	if (saved == NULL)
@@ -1949,10 +1986,11 @@ static char *slice_in_block(struct coroutine *C, const char *bottom, size_t size
 	return is_shallow(size) ? saved_slice(C) : saved_deep_slice(C, bottom);
 }
 
-/* A block as two 64-bit words, through integer registers: a wider load
- * across the word stores that just wrote the stack would wait for both to
- * reach the cache.  The empty asm keeps the compiler from merging them. */
-static ALWAYS_INLINE void copy_block(char *to, const char *from)
+/* A block as two 64-bit words, through integer registers: the bottom block
+ * of a yielding slice, which the call to coroutine_yield and its push wrote
+ * a moment ago, a word each (a wider load across both would wait for them to
+ * reach the cache).  The empty asm keeps the compiler from merging them. */
+static ALWAYS_INLINE void copy_words(char *to, const char *from)
 {
 	uint64_t low, high;
 	static_assert(BLOCK == 2 * sizeof low, "a block is two 64-bit words");
@@ -1963,10 +2001,23 @@ static ALWAYS_INLINE void copy_block(char *to, const char *from)
 	memcpy(to + sizeof low, &high, sizeof high);
 }
 
+/* Any other block, in one move where the target has one (two words take
+ * four instructions on x86_64): what its loads read, a block store wrote
+ * (the quick restore's) or the stack holds since long before. */
+static ALWAYS_INLINE void copy_block(char *to, const char *from)
+{
+#if defined(HAVE_COPY_16)
+	copy_16(to, from);
+#else
+	copy_words(to, from);
+#endif
+}
+
 /* A shallow slice, 1 to 6 whole blocks, with no loop and no call, so that
  * its callers need no stack frame: a jump into a run of block copies, the
- * last ones first (Duff's device, without the loop). */
-static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
+ * last ones first (Duff's device, without the loop).  Leaving the run stack
+ * (bottom_by_words), the bottom block goes word by word. */
+static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n, bool bottom_by_words)
 {
 	static_assert(SHALLOW_SLICE <= 6 * BLOCK, "copy_shallow copies at most 6 blocks");
 	switch (n / BLOCK) {
@@ -1975,7 +2026,12 @@ static ALWAYS_INLINE void copy_shallow(char *to, const char *from, size_t n)
 	case 4: copy_block(to + 3 * BLOCK, from + 3 * BLOCK); /* fall through */
 	case 3: copy_block(to + 2 * BLOCK, from + 2 * BLOCK); /* fall through */
 	case 2: copy_block(to + BLOCK, from + BLOCK);         /* fall through */
-	case 1: copy_block(to, from); break;
+	case 1:
+		if (bottom_by_words)
+			copy_words(to, from);
+		else
+			copy_block(to, from);
+		break;
 	default: UNREACHABLE(); /* the callers see to it: 1 to 6 blocks */
 	}
 }
@@ -2026,7 +2082,7 @@ NOINLINE NO_ASAN static context *save_shallow_stack(struct schedule *S, struct c
 	if (size - 1 >= C->room)
 		return NULL;
 	C->size = (unsigned)size;
-	copy_shallow(saved_slice(C), bottom, size);
+	copy_shallow(saved_slice(C), bottom, size, true);
 	return &C->ctx;
 }
 #else
@@ -2034,17 +2090,18 @@ static context *save_shallow_stack(struct schedule *, struct coroutine *) { retu
 #endif
 
 /* take_run_stack's common case: a shallow slice, and no tool watching
- * (S->quick_put_back, SHALLOW_SLICE or 0, says both in one compare).  It
+ * (S->quick_put_back, SHALLOW_SLICE or 0, says both in one compare: a
+ * suspended coroutine's slice is never empty).  It
  * needs no stack frame and ends with the switch, like take_run_stack, so
  * that coroutine_resume, into which it is inlined, needs none either. */
 static void take_run_stack_quickly(struct schedule *S, struct coroutine *C)
 {
 	size_t size = C->size; /* as wide as S->quick_put_back: no conversion */
-	if (SHALLOW_SLICE == 0 || size - 1 >= S->quick_put_back) {
+	if (SHALLOW_SLICE == 0 || size > S->quick_put_back) {
 		take_run_stack(S, C);
 		return;
 	}
-	copy_shallow(S->top - size, saved_slice(C), size);
+	copy_shallow(S->top - size, saved_slice(C), size, false);
 	S->owner = C;
 	continue_owner(S);
 }
@@ -3691,6 +3748,13 @@ static uint64_t this_thread(void)
 NOINLINE static void move_to_this_thread(struct schedule *S)
 {
 	uint64_t here = this_thread();
+	/* The owner, suspended on the old thread, is no longer one that a
+	 * resume here may continue: its slice (saved at its yield) comes back
+	 * when it is resumed on its own thread. */
+	if (S->owner != NULL) {
+		hand_over_frames(S, NULL);
+		S->owner = NULL;
+	}
 	for (int i = 0; i < S->cap; i++) {
 		struct coroutine *C = S->co[i]; /* no_coroutine: DEAD */
 		if (C->status == COROUTINE_SUSPEND) {

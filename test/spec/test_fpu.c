@@ -21,6 +21,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <fenv.h>
@@ -213,6 +214,94 @@ static void test_interleaved_coroutines_keep_their_modes(void **state)
 		assert_rounds_as(FE_TOWARDZERO, zero.seen_mode, zero.seen);
 		assert_rounds_as(FE_TONEAREST, fegetround(), round_now());
 	}
+}
+
+/*
+ * Main's own mode is what it set last, also when it changed it between two
+ * resumes: each resume notes main's state anew, not only the first.
+ */
+static void test_mains_mode_changed_between_resumes_is_its_own_after_the_yield(void **state)
+{
+	static const int mode[] = { FE_UPWARD, FE_TOWARDZERO, FE_UPWARD, FE_TONEAREST };
+	struct schedule *S = (struct schedule *)*state;
+	struct rounder down = { FE_DOWNWARD, -1, { { 0 }, { 0 } } };
+	size_t i;
+	int id;
+	skip_unless_modes_round_differently();
+	id = coroutine_new(S, set_mode_and_yield, &down);
+	for (i = 0; i < sizeof mode / sizeof mode[0]; i++) {
+		assert_int_equal(fesetround(mode[i]), 0);
+		coroutine_resume(S, id);
+		assert_rounds_as(FE_DOWNWARD, down.seen_mode, down.seen);
+		assert_rounds_as(mode[i], fegetround(), round_now());
+	}
+}
+
+/* Yields from a frame too deep for the quick save (its block grows: the
+ * slow save moves it), in a mode of its own that changes at every yield. */
+#define DEEP_FRAME 4096
+static const int deep_modes[] = { FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO };
+#define DEEP_YIELDS (sizeof deep_modes / sizeof deep_modes[0])
+
+__attribute__((noinline)) static void yield_deep(struct schedule *S, size_t depth)
+{
+	char frame[DEEP_FRAME];
+	memset(frame, 1, depth);
+	/* The array's address escapes: the compiler must keep all of it. */
+	__asm__ volatile("" : : "r"(frame) : "memory");
+	coroutine_yield(S);
+}
+
+static void change_mode_and_yield_deep(struct schedule *S, void *ud)
+{
+	struct rounder *r = (struct rounder *)ud;
+	size_t i;
+	for (i = 0; i < DEEP_YIELDS; i++) {
+		fesetround(deep_modes[i]);
+		yield_deep(S, (i + 1) * DEEP_FRAME / DEEP_YIELDS);
+		r->seen_mode = fegetround();
+		r->seen = round_now();
+	}
+}
+
+static void test_coroutine_yielding_deep_keeps_its_mode(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	struct rounder r = { -1, -1, { { 0 }, { 0 } } };
+	size_t i;
+	int id;
+	skip_unless_modes_round_differently();
+	id = coroutine_new(S, change_mode_and_yield_deep, &r);
+	coroutine_resume(S, id);
+	for (i = 0; i < DEEP_YIELDS; i++) {
+		assert_rounds_as(FE_TONEAREST, fegetround(), round_now());
+		coroutine_resume(S, id);
+		assert_rounds_as(deep_modes[i], r.seen_mode, r.seen);
+	}
+	assert_int_equal(coroutine_status(S, id), COROUTINE_DEAD);
+}
+
+static void set_mode_and_try_yield(struct schedule *S, void *ud)
+{
+	struct rounder *r = (struct rounder *)ud;
+	fesetround(r->mode);
+	assert_int_equal(coroutine_try_yield(S), 0);
+	r->seen_mode = fegetround();
+	r->seen = round_now();
+}
+
+static void test_coroutine_mode_survives_try_yield(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	struct rounder r = { FE_DOWNWARD, -1, { { 0 }, { 0 } } };
+	int id;
+	skip_unless_modes_round_differently();
+	id = coroutine_new(S, set_mode_and_try_yield, &r);
+	coroutine_resume(S, id);
+	assert_rounds_as(FE_TONEAREST, fegetround(), round_now());
+	coroutine_resume(S, id);
+	assert_rounds_as(FE_DOWNWARD, r.seen_mode, r.seen);
+	assert_rounds_as(FE_TONEAREST, fegetround(), round_now());
 }
 
 /* ---- A new coroutine starts with main's state ---------------------------- */
@@ -493,6 +582,24 @@ static int mains_flag_seen_in_coroutine(struct schedule *S)
 	return seen;
 }
 
+/* Returns, its own rounding mode set and a flag raised: what main sees
+ * when a coroutine finishes (main's mode, in every backend, is tested
+ * first). */
+static void raise_divbyzero_and_return(struct schedule *S, void *ud)
+{
+	(void)S, (void)ud;
+	fesetround(FE_UPWARD);
+	divide_by_zero();
+}
+
+static int finishing_coroutines_flag_seen_in_main(struct schedule *S)
+{
+	feclearexcept(FE_ALL_EXCEPT);
+	coroutine_resume(S, coroutine_new(S, raise_divbyzero_and_return, NULL));
+	assert_int_equal(fegetround(), FE_TONEAREST);
+	return fetestexcept(FE_DIVBYZERO) != 0;
+}
+
 #if COROUTINE_ASM
 static void test_sticky_flags_stay_with_the_thread(void **state)
 {
@@ -504,6 +611,12 @@ static void test_mains_sticky_flags_reach_a_coroutine_with_its_own_mode(void **s
 {
 	skip_unless_division_by_zero_raises_its_flag();
 	assert_true(mains_flag_seen_in_coroutine((struct schedule *)*state));
+}
+
+static void test_finishing_coroutines_sticky_flags_stay_with_the_thread(void **state)
+{
+	skip_unless_division_by_zero_raises_its_flag();
+	assert_true(finishing_coroutines_flag_seen_in_main((struct schedule *)*state));
 }
 #else
 static void test_sticky_flags_switch_with_the_coroutine(void **state)
@@ -517,6 +630,12 @@ static void test_mains_sticky_flags_stay_out_of_a_coroutine(void **state)
 	skip_unless_division_by_zero_raises_its_flag();
 	assert_false(mains_flag_seen_in_coroutine((struct schedule *)*state));
 }
+
+static void test_finishing_coroutines_sticky_flags_stay_with_it(void **state)
+{
+	skip_unless_division_by_zero_raises_its_flag();
+	assert_false(finishing_coroutines_flag_seen_in_main((struct schedule *)*state));
+}
 #endif
 
 int main(void)
@@ -527,6 +646,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_coroutine_mode_does_not_leak_into_main,
 						open_schedule, close_schedule),
 		cmocka_unit_test_setup_teardown(test_interleaved_coroutines_keep_their_modes,
+						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_mains_mode_changed_between_resumes_is_its_own_after_the_yield,
+						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_coroutine_yielding_deep_keeps_its_mode,
+						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_coroutine_mode_survives_try_yield,
 						open_schedule, close_schedule),
 		cmocka_unit_test_setup_teardown(test_new_coroutine_starts_with_mains_mode,
 						open_schedule, close_schedule),
@@ -547,10 +672,14 @@ int main(void)
 						open_schedule, close_schedule),
 		cmocka_unit_test_setup_teardown(test_mains_sticky_flags_reach_a_coroutine_with_its_own_mode,
 						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_finishing_coroutines_sticky_flags_stay_with_the_thread,
+						open_schedule, close_schedule),
 #else
 		cmocka_unit_test_setup_teardown(test_sticky_flags_switch_with_the_coroutine,
 						open_schedule, close_schedule),
 		cmocka_unit_test_setup_teardown(test_mains_sticky_flags_stay_out_of_a_coroutine,
+						open_schedule, close_schedule),
+		cmocka_unit_test_setup_teardown(test_finishing_coroutines_sticky_flags_stay_with_it,
 						open_schedule, close_schedule),
 #endif
 	};
