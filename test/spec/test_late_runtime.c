@@ -61,6 +61,7 @@ struct plugin {
 	new_noter_func new_noter;
 	new_unwinder_func new_unwinder;
 	new_waiter_func new_waiter;
+	new_counted_waiter_func new_counted_waiter;
 	void *module;
 };
 
@@ -75,7 +76,8 @@ static const char *load_plugin(const char *path, struct plugin *p)
 	    !find_in_module(plugin, "resume_in_handler", &p->resume_in_handler, sizeof p->resume_in_handler) ||
 	    !find_in_module(plugin, "new_noter", &p->new_noter, sizeof p->new_noter) ||
 	    !find_in_module(plugin, "new_unwinder", &p->new_unwinder, sizeof p->new_unwinder) ||
-	    !find_in_module(plugin, "new_waiter", &p->new_waiter, sizeof p->new_waiter))
+	    !find_in_module(plugin, "new_waiter", &p->new_waiter, sizeof p->new_waiter) ||
+	    !find_in_module(plugin, "new_counted_waiter", &p->new_counted_waiter, sizeof p->new_counted_waiter))
 		return "functions missing";
 	return NULL;
 }
@@ -562,7 +564,7 @@ static void delete_a_waiter(void *arg)
 	struct schedule *S = coroutine_open();
 	int seen[2] = { 0, 0 }, id, status;
 	load_or_die(w->plugin, &p);
-	id = p.new_waiter(S, seen, w->catch_all);
+	id = p.new_counted_waiter(S, seen, w->catch_all);
 	coroutine_resume(S, id);
 	coroutine_delete(S, id);
 	status = coroutine_status(S, id);

@@ -46,7 +46,7 @@ typedef int (*new_waiter_func)(struct schedule *S, struct exceptions_seen *seen)
  * in seen[0] (coroutine_delete's unwinding); with catch_all, inside a try
  * whose catch (...) counts in seen[1] the times it was entered, then
  * rethrows. */
-typedef int (*new_waiter_func)(struct schedule *S, int seen[2], int catch_all);
+typedef int (*new_counted_waiter_func)(struct schedule *S, int seen[2], int catch_all);
 
 #ifdef __cplusplus
 }

@@ -128,7 +128,7 @@ static void wait(struct schedule *S, void *ud)
 	coroutine_yield(S);
 }
 
-EXPORTED int new_waiter(struct schedule *S, int seen[2], int catch_all)
+EXPORTED int new_counted_waiter(struct schedule *S, int seen[2], int catch_all)
 {
 	return coroutine_new(S, catch_all ? wait_in_a_try : wait, seen);
 }
