@@ -1,5 +1,5 @@
 # Makefile for the shared-stack coroutine library: a map of what you run.
-# `make help` lists the targets you run (it prints README's tables of them).
+# `make help` lists the targets you run (it prints docs/make-targets.md).
 #
 #   make            the demo (main) and libcoroutine.a; ASM=1 for the assembly switch,
 #                   CHECKED=1 for the checked build (in build/checked)
@@ -236,11 +236,11 @@ uninstall:
 clean:
 	rm -rf build main libcoroutine.a
 
-# README's section "Make targets" is the one list: help prints it, the
-# everyday targets first, then the rest by group (see mk/docs.mk for the
-# check that it names every target and only targets).
+# docs/make-targets.md is the one list: help prints it, the everyday
+# targets first, then the rest by group (see mk/docs.mk for the check that
+# it names every target and only targets).
 help:
-	@awk -f mk/help.awk README.md
+	@awk -f mk/help.awk docs/make-targets.md
 
 include mk/test.mk mk/docs.mk mk/consumers.mk mk/cross.mk mk/windows.mk mk/wasm.mk mk/tools.mk mk/bench.mk \
 	mk/lua.mk mk/debug.mk

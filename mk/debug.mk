@@ -7,8 +7,8 @@
 # the program must run on as without gdb (test/debug/gdb_test.sh); what
 # they say where they cannot (test/debug/gdb_refusals.sh) and while another
 # thread runs, in non-stop mode (test/debug/gdb_nonstop.sh); two copies of
-# the library in one process (test/debug/gdb_two_copies.sh); and README's
-# session is what gdb prints (test/debug/readme_session.sh).
+# the library in one process (test/debug/gdb_two_copies.sh); and the gdb
+# session of docs/debugging.md is what gdb prints (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2 (program and library),
 # against both backends, natively; and the -O2 builds for aarch64, under
 # qemu-user's gdb stub with gdb-multiarch.  Each build in its own directory.

@@ -1,22 +1,29 @@
-# mk/docs.mk - README's checks: its first program builds and prints what
-# README shows, its contents link every section, the walkthrough is what
-# the program prints, the page of
+# mk/docs.mk - the checks of README.md and docs/: their programs build and
+# print what they show, README's contents link every section, every
+# relative link leads to a file and a heading that exist, the walkthrough
+# of docs/how-it-works.md is what the program prints, the page of
 # main --trace=html says what main --trace says, and the table of targets
-# (which `make help` prints) names every target and only targets; and each
+# (docs/make-targets.md, which `make help` prints) names every target and
+# only targets; and each
 # of these checks, fed the fault it is there for, reports it.
 
-# ---- README's first program -------------------------------------------------------
+# ---- README's first program, and its C++ one ---------------------------------------
 # Built by README's own lines, with each backend, in an empty directory
 # with the library's files, and run: it must print README's output
-# (test/docs/first_program.sh; `make wasm-test` runs README's wasm lines).
+# (test/docs/first_program.sh; `make wasm-test` runs the wasm lines of
+# docs/platforms.md); the C++ program likewise (test/docs/block_program.sh).
 .PHONY: first-program-check
 first-program-check:
 	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's first program" \
 		test/docs/first_program.sh $(B)/readme/first first-build first-build-cxx asm-build
+	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's C++ program" \
+		test/docs/block_program.sh $(B)/readme/cxx cxx.cpp
 
 # ---- README's checked build ---------------------------------------------------------
-# Its programs, built by README's lines, stop with README's lines
-# (test/docs/checked_message.sh): the checked build's, and under ASan.
+# Its programs, built by the documents' lines, stop with their lines
+# (test/docs/checked_message.sh): the checked build's (README's program also
+# gives its wrong answer unchecked, and stops so under gdb where gdb is
+# installed), and under ASan (docs/checking.md).
 .PHONY: checked-message-check
 checked-message-check:
 	@LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's checked build" \
@@ -25,7 +32,7 @@ checked-message-check:
 		test/docs/checked_message.sh $(B)/readme/checked-asan checked-asan
 
 # ---- README's walkthrough, made by the program --------------------------------
-# README's trace excerpt and frame table ("How stack copying works") are what
+# The trace excerpts and frame table of docs/how-it-works.md are what
 # main --trace prints when built as `make` builds it by default, with g++ on
 # x86_64: this build, whatever CXX, CXXFLAGS or CPPFLAGS say.  readme-trace
 # rewrites them; readme-check (run by `make test`) fails when they are stale.
@@ -41,43 +48,50 @@ $(README_BUILD)/main: $(TRACE_SOURCES) $(TRACE_HEADERS) $(README_BUILD)/trace_pa
 readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
-readme-check: first-program-check checked-message-check readme-walkthrough-check targets-check readme-contents-check dist-check checks-test
+readme-check: first-program-check checked-message-check readme-walkthrough-check targets-check readme-contents-check \
+	links-check dist-check checks-test
 
 # README's contents link every section, and only headings that exist.
 readme-contents-check:
 	@test/docs/readme_contents.sh
 
+# Every relative link of README.md and docs/*.md leads to a file, and its
+# anchor to a heading, that exist.
+.PHONY: links-check
+links-check:
+	@test/docs/links.sh
+
 readme-walkthrough-check:
 	@if [ "$$(uname -m)" != x86_64 ]; then \
 		echo "readme-check: README's walkthrough comes from x86_64, not checked on $$(uname -m)"; \
-	elif ! grep -q "from g++ $$(g++ -dumpversion | cut -d. -f1) -O2" README.md; then \
+	elif ! grep -q "from g++ $$(g++ -dumpversion | cut -d. -f1) -O2" docs/how-it-works.md; then \
 		echo "readme-check: README's walkthrough comes from another g++ than $$(g++ -dumpversion), not checked"; \
 	else $(MAKE) --no-print-directory -s $(README_BUILD)/main && test/docs/readme_trace.sh check $(README_BUILD)/main; fi
 
 # ---- README's table of targets --------------------------------------------------
-# Every target a user runs is declared .PHONY and named in README's tables
-# ("Make targets"), and every target the tables name exists; the first
+# Every target a user runs is declared .PHONY and named in the tables of
+# docs/make-targets.md, and every target the tables name exists; the first
 # table, which `make help` prints first, holds the everyday targets and
 # only them.  Internal targets, which other targets call, are listed here
 # instead.
 EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
 INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-checked-asan-bugs check-no-cxx-runtime bench-programs first-program-check \
 	matrix-checked checked-message-check \
-	msvc-view readme-walkthrough-check targets-check readme-contents-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
+	msvc-view readme-walkthrough-check targets-check readme-contents-check links-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:
 	@$(MAKE) -pRrq -f Makefile : 2>/dev/null | sed -n 's/^\.PHONY: *//p' | tr ' ' '\n' | sort -u > $(B)/targets.phony
-	@awk -f mk/help.awk -v list=1 README.md | sort -u > $(B)/targets.readme
+	@awk -f mk/help.awk -v list=1 docs/make-targets.md | sort -u > $(B)/targets.readme
 	@echo $(INTERNAL_TARGETS) | tr ' ' '\n' | sort -u > $(B)/targets.internal
 	@missing=$$(comm -23 $(B)/targets.phony $(B)/targets.internal | comm -23 - $(B)/targets.readme); \
 	 unknown=$$(comm -13 $(B)/targets.phony $(B)/targets.readme); \
 	 if [ -n "$$missing$$unknown" ]; then \
-		[ -z "$$missing" ] || echo "README's table of make targets lacks:" $$missing; \
-		[ -z "$$unknown" ] || echo "README's table of make targets names targets that do not exist:" $$unknown; \
+		[ -z "$$missing" ] || echo "docs/make-targets.md lacks:" $$missing; \
+		[ -z "$$unknown" ] || echo "docs/make-targets.md names targets that do not exist:" $$unknown; \
 		exit 1; fi
-	@everyday=$$(awk -f mk/help.awk -v list=1 -v first=1 README.md | sort -u | paste -sd' '); \
+	@everyday=$$(awk -f mk/help.awk -v list=1 -v first=1 docs/make-targets.md | sort -u | paste -sd' '); \
 	 [ "$$everyday" = "$$(echo $(EVERYDAY_TARGETS) | tr ' ' '\n' | sort -u | paste -sd' ')" ] || \
-		{ echo "README's first table of make targets (make help's first) is not the everyday ones ($(EVERYDAY_TARGETS)): $$everyday"; exit 1; }
+		{ echo "docs/make-targets.md's first table (make help's first) is not the everyday ones ($(EVERYDAY_TARGETS)): $$everyday"; exit 1; }
 
 # ---- The page of main --trace=html -------------------------------------------------
 # In headless Chromium (Debian's chromium), driven by node, in a window of

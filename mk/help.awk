@@ -1,18 +1,16 @@
-# help.awk - prints README's section "Make targets" (`make help`): its
-# groups ("### ..." headings) in README's order, the everyday targets
-# first, each row's targets and text; or with -v list=1 the targets it
-# names, one per line, and with -v list=1 -v first=1 those of the first
-# group only (mk/docs.mk's targets-check).
+# help.awk - prints docs/make-targets.md (`make help`): its groups ("## ..."
+# headings) in their order, the everyday targets first, each row's targets
+# and text; or with -v list=1 the targets it names, one per line, and with
+# -v list=1 -v first=1 those of the first group only (mk/docs.mk's
+# targets-check).
 # A row's first cell names one or more targets: `make x` / `y` / `make z V=1`.
-/^## Make targets/ { in_section = 1; next }
-in_section && /^## / { exit }
-in_section && /^### / && list && first && groups++ { exit }
-in_section && /^### / && !list {
-	heading = substr($0, 5)
+/^## / && list && first && groups++ { exit }
+/^## / && !list {
+	heading = substr($0, 4)
 	printf "%s%s:\n", (groups++ ? "\n" : ""), heading
 	next
 }
-in_section && /^\| `/ {
+/^\| `/ {
 	ncells = split($0, cell, "|")
 	names = cell[2]; text = cell[3]
 	for (i = 4; i < ncells; i++) text = text "|" cell[i]

@@ -9,7 +9,9 @@
 #   - the library built on its own with CMake: ctest runs the suite, then
 #     `cmake --install` into a scratch prefix;
 #   - CMake consumers (test/consumers/*/CMakeLists.txt, `project(x C)`):
-#     add_subdirectory, FetchContent of the tarball (README's lines),
+#     add_subdirectory, FetchContent of the tarball (README's lines), and
+#     with the first combination FetchContent from a path (SOURCE_DIR) and
+#     from a git repository (GIT_REPOSITORY, GIT_TAG), README's lines,
 #     find_package after that install; each installs its programs into a
 #     prefix of its own, where they must run: the first two with the
 #     library installed with them when shared (COROUTINE_INSTALL=ON, as
@@ -165,6 +167,35 @@ readme_lines_in "$consumers/meson/meson.build" meson-install-rpath generator
 # FetchContent_Declare as README has it.
 readme cmake-fetchcontent > "$work/fetchcontent.cmake" || fail "README's cmake-fetchcontent lines"
 
+# README's FetchContent recipes from a copy of the tree and from a git
+# repository, word for word, in a project of their own each: the first
+# finds the tarball's tree at third_party/coroutine, the second a git
+# repository of it (a commit of the tarball's files, tagged v$version) at
+# the address given for <git-address>, with <tag> standing for that tag.
+fetch_project() { # NAME BLOCK: the project in $work/NAME/src, README's BLOCK in it
+	local src=$work/$1/src
+	mkdir -p "$src"
+	readme "$2" | sed -e "s|<git-address>|file://$work/git/coroutine|g" -e "s|<tag>|v$version|g" \
+		> "$work/$1/fetch.cmake" || fail "README's $2 lines"
+	sed -e "s|\${COROUTINE_FETCH}|$work/$1/fetch.cmake|" -e "s|\.\./programs\.cmake|$consumers/programs.cmake|" \
+		"$consumers/fetchcontent/CMakeLists.txt" > "$src/CMakeLists.txt"
+}
+unpacked=$work/unpacked
+if [ ! -f "$unpacked/.tarball" ] || ! cmp -s "$unpacked/.tarball" "$dist/coroutine-$version.tar.gz.sha256"; then
+	rm -rf "$unpacked" "$work/git" "$work/fetch-path" "$work/fetch-git"
+	mkdir -p "$unpacked" "$work/git"
+	tar xzf "$dist/coroutine-$version.tar.gz" -C "$unpacked"
+	cp "$dist/coroutine-$version.tar.gz.sha256" "$unpacked/.tarball"
+	cp -R "$unpacked/coroutine-$version" "$work/git/coroutine"
+	(cd "$work/git/coroutine" && git init -q && git add -A &&
+		git -c user.name=consumer-test -c user.email=consumer-test@localhost commit -q -m "coroutine $version" &&
+		git tag "v$version") || fail "a git repository of the tarball's files"
+fi
+fetch_project fetch-path cmake-fetchcontent-path
+mkdir -p "$work/fetch-path/src/third_party"
+ln -sfn "$unpacked/coroutine-$version" "$work/fetch-path/src/third_party/coroutine"
+fetch_project fetch-git cmake-fetchcontent-git
+
 # The Meson project in $meson, staged with its programs and README's wrap
 # file; another wrap file (another tarball) starts it afresh.
 meson=$work/meson
@@ -266,6 +297,18 @@ for combo in $combos; do
 	no_tests "$work/fetchcontent-$combo/_deps/coroutine-build"
 	cmake_installed "$work/fetchcontent-$combo" "$work/installed-fetchcontent-$combo" $linkage
 	[ "$linkage" = shared ] || nothing_of_the_library "$work/installed-fetchcontent-$combo"
+
+	# README's other two FetchContent recipes, with the first combination:
+	# how the tree is fetched is all that differs from the tarball's.
+	if [ "$combo" = "${combos%% *}" ]; then
+		for fetch in path git; do
+			step "$combo: CMake FetchContent from a $fetch" cmake_project "$work/fetch-$fetch/src" \
+				"$work/fetch-$fetch/build-$combo" "${options[@]}" "${below[@]}"
+			! grep -B2 -A8 'CMake Warning' "$log" || fail "README's FetchContent lines ($fetch): CMake warns"
+			check_programs "$work/fetch-$fetch/build-$combo" $linkage
+			no_tests "$work/fetch-$fetch/build-$combo/_deps/coroutine-build"
+		done
+	fi
 
 	# Installed into another prefix than the library's.
 	step "$combo: CMake find_package" cmake_project "$consumers/find_package" \

@@ -1,15 +1,16 @@
 #!/bin/sh
-# readme_session.sh - README's gdb session ("Debugging") is what gdb prints
-# on README's game.c, built by README's "debug-build" lines.
+# readme_session.sh - the gdb session of docs/debugging.md is what gdb
+# prints on its game.c, built by its "debug-build" lines.
 #
 #     test/debug/readme_session.sh check|write BUILD-DIR
 #
-# check (make debug-test): the session gdb prints now must be README's
+# check (make debug-test): the session gdb prints now must be the file's
 # block "debug-session", addresses and the library's line numbers aside
-# (they change with every build); write: puts it in README.
+# (they change with every build); write: puts it in the file.
 set -u
 mode=$1 dir=$2
 block() { test/docs/readme_block.sh "$1"; }
+doc=$(test/docs/readme_block.sh --where debug-session) || exit 1
 rm -rf "$dir"
 mkdir -p "$dir"
 block game.c > "$dir/game.c" || exit 1
@@ -36,7 +37,7 @@ while IFS= read -r line; do
 	set -- "$@" -ex "echo (gdb) $(printf '%s' "$line" | sed 's/\\/\\\\/g')\n" -ex "$line"
 done < "$dir/session.gdb"
 (cd "$dir" && sh -e build.sh > build.log 2>&1) ||
-	{ echo "FAIL: README's debug-build lines: $(cat "$dir/build.log")"; exit 1; }
+	{ echo "FAIL: the debug-build lines: $(cat "$dir/build.log")"; exit 1; }
 # (The session ends in a refusal: gdb's status is 1.)
 (cd "$dir" && gdb -q -nx -batch -x coroutine-gdb.py "$@" ./game > session.raw 2>&1)
 # gdb's notes on libthread_db say nothing of coroutines.
@@ -49,15 +50,15 @@ write)
 	awk -v session="$dir/session" '
 		/^<!-- begin debug-session/ { print; while ((getline line < session) > 0) print "    " line; skip = 1; next }
 		/^<!-- end debug-session -->/ { skip = 0 }
-		!skip' README.md > "$dir/README.md" && cp "$dir/README.md" README.md
-	echo "wrote README's debug-session";;
+		!skip' "$doc" > "$dir/doc.md" && cp "$dir/doc.md" "$doc"
+	echo "wrote $doc's debug-session";;
 check)
 	block debug-session | normalize > "$dir/expected"
 	normalize < "$dir/session" > "$dir/got"
 	if diff -u "$dir/expected" "$dir/got" > "$dir/diff"; then
-		echo "ok: README's gdb session is what gdb prints"
+		echo "ok: the gdb session of $doc is what gdb prints"
 	else
-		echo "FAIL: README's gdb session is not what gdb prints (test/debug/readme_session.sh write $dir rewrites it):"
+		echo "FAIL: the gdb session of $doc is not what gdb prints (test/debug/readme_session.sh write $dir rewrites it):"
 		cat "$dir/diff"; exit 1
 	fi;;
 esac

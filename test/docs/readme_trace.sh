@@ -1,18 +1,18 @@
 #!/bin/sh
-# README's walkthrough of `./main --trace` (section "How stack copying
-# works"), made from what the program prints.  Three blocks of README.md lie
+# The walkthrough of `./main --trace` (docs/how-it-works.md), made from
+# what the program prints.  Three blocks of docs/how-it-works.md lie
 # between marker comments: the trace excerpt and the frame table, and from
 # `./main --trace=trees`, the first yield whose slice holds fewer walk
 # frames than there are nodes from the root to the node it printed.
 #
-#   test/docs/readme_trace.sh write MAIN [README]   rewrites both blocks
-#   test/docs/readme_trace.sh check MAIN [README]   fails, showing the
+#   test/docs/readme_trace.sh write MAIN [FILE]   rewrites the blocks
+#   test/docs/readme_trace.sh check MAIN [FILE]   fails, showing the
 #                                               difference, if they are stale
 #
-# MAIN must be built as README says (make readme-trace and make test build
+# MAIN must be built as the file says (make readme-trace and make test build
 # it: g++ -O2 -g, x86_64, the ucontext backend).
 set -eu
-mode=$1 main=$2 readme=${3:-README.md}
+mode=$1 main=$2 readme=${3:-docs/how-it-works.md}
 version=$(g++ -dumpversion | cut -d. -f1)
 trace=$(mktemp) trees=$(mktemp) new=$(mktemp)
 trap 'rm -f "$trace" "$trees" "$new"' EXIT
@@ -97,7 +97,7 @@ trees_excerpt() {
 	done
 }
 
-# README with the text between "<!-- begin NAME" and "<!-- end NAME" lines
+# The file with the text between "<!-- begin NAME" and "<!-- end NAME" lines
 # replaced by the file $2.
 replace() {
 	awk -v name="$1" -v file="$2" '
@@ -132,7 +132,7 @@ check)
 	echo "$readme: the walkthrough is what $main --trace prints"
 	;;
 *)
-	echo "usage: $0 write|check MAIN [README]" >&2
+	echo "usage: $0 write|check MAIN [FILE]" >&2
 	exit 2
 	;;
 esac

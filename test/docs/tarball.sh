@@ -7,7 +7,7 @@
 # - it leaves out what `make dist` leaves out: .ci/ and .gitignore;
 # - its SHA-256 file, TARBALL.sha256, checks with `sha256sum -c` beside it,
 #   in any directory: it names the tarball without a path;
-# - its README names only files the tarball holds, or says, in the
+# - its README.md and docs/*.md name only files the tarball holds, or say, in the
 #   paragraph (or table row) that names one it does not hold, where to get
 #   it (that paragraph says "tarball").  A name is a backquoted word or a
 #   link target whose first part is a name at the top of the source tree
@@ -52,14 +52,17 @@ fi
 # has what the tarball leaves out): a word that starts with one of them
 # names a file of the project's.
 { sed 's|/.*||' "$work/contents"; git ls-tree --name-only HEAD 2> /dev/null; } | sort -u > "$work/tops"
-tar xzOf "$tarball" "$top/README.md" > "$work/README.md" || exit 1
-awk -v tops="$work/tops" -v contents="$work/contents" '
+mkdir "$work/docs"
+tar xzf "$tarball" -C "$work/docs" "$top/README.md" "$top/docs" || exit 1
+(cd "$work/docs/$top" && ls README.md docs/*.md) > "$work/documents" || exit 1
+(cd "$work/docs/$top" && awk -v tops="$work/tops" -v contents="$work/contents" '
 	BEGIN {
 		while ((getline t < tops) > 0) top[t] = 1
 		while ((getline c < contents) > 0) held[c] = 1
 	}
 	# A paragraph (a table row is one) that says "tarball" may name what
 	# the tarball does not hold.
+	FNR == 1 { done_with_paragraph() }
 	/^ *$/ || /^\|/ { done_with_paragraph() }
 	{ paragraph = paragraph " " $0 }
 	# The words of a line that may name files: backquoted spans, split at
@@ -99,7 +102,7 @@ awk -v tops="$work/tops" -v contents="$work/contents" '
 			found = w in held
 		}
 		if (!found)
-			missing = missing sprintf("line %d names %s\n", NR, w)
+			missing = missing sprintf("%s line %d names %s\n", FILENAME, FNR, w)
 	}
 	function done_with_paragraph() {
 		if (paragraph !~ /tarball/)
@@ -110,14 +113,14 @@ awk -v tops="$work/tops" -v contents="$work/contents" '
 		done_with_paragraph()
 		printf "%d\n", named > "/dev/stderr"
 	}
-' "$work/README.md" > "$work/missing" 2> "$work/named"
+' $(cat "$work/documents")) > "$work/missing" 2> "$work/named"
 
-what="its README names only files it holds, or says where to get them"
+what="its README and docs/ name only files it holds, or say where to get them"
 named=$(cat "$work/named")
 if [ -s "$work/missing" ]; then
-	report "$what" "README.md's $(paste -sd';' "$work/missing" | sed 's/;/; /g'), not in the tarball"
+	report "$what" "$(paste -sd';' "$work/missing" | sed 's/;/; /g'), not in the tarball"
 elif [ "${named:-0}" -lt 10 ]; then
-	report "$what" "README.md seems to name $named of the project's files: is the check broken?"
+	report "$what" "README.md and docs/ seem to name $named of the project's files: is the check broken?"
 else
 	report "$what ($named names)"
 fi

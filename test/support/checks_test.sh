@@ -5,9 +5,11 @@
 #
 #     test/support/checks_test.sh WORK-DIR [TARBALL]
 #
-# - targets-check (mk/docs.mk), on a README whose first table, or a later
-#   one, names a target that does not exist, and on one whose table lacks
-#   a target;
+# - targets-check (mk/docs.mk), on a docs/make-targets.md whose first
+#   table, or a later one, names a target that does not exist, and on one
+#   whose table lacks a target;
+# - test/docs/links.sh, on a README and a docs/ file with a link to a file
+#   that does not exist and one with an anchor that does not;
 # - test/docs/first_program.sh, on a README whose first program warns in
 #   C89 and whose build lines fail before the last;
 # - test/support/run.sh, on a program that passes a test and then crashes,
@@ -54,13 +56,13 @@ $(said "$out")"
 	fi
 }
 
-# copy_tree DIR SED-SCRIPT: the build files and the library in DIR, with
-# README.md as SED-SCRIPT changes it.
+# copy_tree DIR FILE SED-SCRIPT: the build files, the library and the
+# documents in DIR, with FILE (README.md, docs/x.md) as SED-SCRIPT changes it.
 copy_tree() {
 	mkdir -p "$1"
-	cp -R Makefile mk test coroutine.h coroutine.cpp asm_switch.S "$1/"
-	sed "$2" README.md > "$1/README.md"
-	cmp -s README.md "$1/README.md" && { echo "checks_test.sh: $2 changes nothing in README.md"; exit 1; }
+	cp -R Makefile mk test docs README.md coroutine.h coroutine.cpp asm_switch.S "$1/"
+	sed "$3" "$2" > "$1/$2"
+	cmp -s "$2" "$1/$2" && { echo "checks_test.sh: $3 changes nothing in $2"; exit 1; }
 }
 
 rm -rf "$work"
@@ -68,20 +70,21 @@ mkdir -p "$work"
 
 # ---- targets-check ---------------------------------------------------------
 # A row of the table that names one target: one more row after it, or none.
-row=$(grep -m 1 -E '^\| `make [a-z-]+` \|' README.md)
+targets=docs/make-targets.md
+row=$(grep -m 1 -E '^\| `make [a-z-]+` \|' $targets)
 target=$(echo "$row" | sed -E 's/^\| `make ([a-z-]+)`.*/\1/')
-[ -n "$target" ] || { echo "checks_test.sh: README's table of make targets has no row for one target"; exit 1; }
-copy_tree "$work/unknown-target" "/^| \`make $target\` |/a | \`make no-such-target\` | a row for a target that does not exist |"
+[ -n "$target" ] || { echo "checks_test.sh: $targets has no row for one target"; exit 1; }
+copy_tree "$work/unknown-target" $targets "/^| \`make $target\` |/a | \`make no-such-target\` | a row for a target that does not exist |"
 expect_report "targets-check reports a README row that names no target" "no-such-target" \
 	make -s --no-print-directory -C "$work/unknown-target" targets-check
 # The same in the last table (the first tells the everyday targets apart).
-last=$(awk '/^## Make targets/ { on = 1 } on && /^## / && !/Make targets/ { exit } on && /^\| `make [a-z-]+` \|/ { row = $0 } END { print row }' README.md |
+last=$(awk '/^\| `make [a-z-]+` \|/ { row = $0 } END { print row }' $targets |
 	sed -E 's/^\| `make ([a-z-]+)`.*/\1/')
-[ -n "$last" ] && [ "$last" != "$target" ] || { echo "checks_test.sh: README's last table of make targets has no row for one target"; exit 1; }
-copy_tree "$work/unknown-target-later" "/^| \`make $last\` |/a | \`make no-such-later-target\` | a row for a target that does not exist |"
+[ -n "$last" ] && [ "$last" != "$target" ] || { echo "checks_test.sh: $targets's last table has no row for one target"; exit 1; }
+copy_tree "$work/unknown-target-later" $targets "/^| \`make $last\` |/a | \`make no-such-later-target\` | a row for a target that does not exist |"
 expect_report "targets-check reports a row of a later table that names no target" "no-such-later-target" \
 	make -s --no-print-directory -C "$work/unknown-target-later" targets-check
-copy_tree "$work/missing-target" "/^| \`make $target\` |/d"
+copy_tree "$work/missing-target" $targets "/^| \`make $target\` |/d"
 expect_report "targets-check reports a target that README's table lacks" "lacks: $target" \
 	make -s --no-print-directory -C "$work/missing-target" targets-check
 
@@ -89,7 +92,7 @@ expect_report "targets-check reports a target that README's table lacks" "lacks:
 # long long is not C89 (a warning under -Wpedantic); a build line that
 # fails must stop the lines, or the ones after it would build and print the
 # right output.
-copy_tree "$work/first" '/^<!-- begin first.c /,/^#include "coroutine.h"/s/^#include "coroutine.h"$/&\nlong long not_c89;/
+copy_tree "$work/first" README.md '/^<!-- begin first.c /,/^#include "coroutine.h"/s/^#include "coroutine.h"$/&\nlong long not_c89;/
 /^<!-- begin first-build /a\    false'
 (cd "$work/first" && test/docs/first_program.sh build first-build) > "$work/first.out" 2>&1
 # first_says NAME LINE: first_program.sh must have printed LINE.
@@ -101,6 +104,25 @@ first_says "first_program.sh reports a first program that is not warning-free C8
 	"FAIL README's first program is warning-free C89"
 first_says "first_program.sh reports build lines that fail before the last" \
 	"FAIL README's first program, built and run by README's \"first-build\" lines: they failed"
+
+# ---- links.sh -------------------------------------------------------------------
+# A link to a file that does not exist, and an anchor with a typo, in
+# README and in docs/: each is reported, by file and line.
+copy_tree "$work/links" README.md 's|(docs/api\.md)|(docs/apii.md)|; s|(docs/api\.md#the-clone-rule)|(docs/api.md#the-clone-rul)|'
+echo 'See [the API](api-reference.md) and [the rule](../README.md#the-shared-stack).' >> "$work/links/docs/checking.md"
+(cd "$work/links" && test/docs/links.sh) > "$work/links.out" 2>&1
+# links_says NAME LINE: links.sh must have printed LINE.
+links_says() {
+	if grep -qF -- "$2" "$work/links.out"; then report "$1"; else report "$1" "it did not:
+$(said "$work/links.out")"; fi
+}
+links_says "links.sh reports a link of README to a file that does not exist" "link to docs/apii.md: no file docs/apii.md"
+links_says "links.sh reports a link of README to an anchor that does not exist" \
+	"link to docs/api.md#the-clone-rul: docs/api.md has no heading with the anchor #the-clone-rul"
+links_says "links.sh reports a link of docs/ to a file that does not exist" "link to api-reference.md: no file docs/api-reference.md"
+links_says "links.sh reports a link of docs/ to an anchor that does not exist" \
+	"link to ../README.md#the-shared-stack: README.md has no heading with the anchor #the-shared-stack"
+if (cd "$work/links" && test/docs/links.sh) > /dev/null 2>&1; then report "links.sh fails on broken links" "it passed"; else report "links.sh fails on broken links"; fi
 
 # ---- run.sh ---------------------------------------------------------------------
 # A program that crashes after a passed test has failed one: the one running.
