@@ -105,7 +105,7 @@ run: main
 # The objects of the shared library, in $(O)/pic, are position-independent
 # and hide every symbol that coroutine.h does not mark COROUTINE_API.  gcc
 # on x86_64 finds their thread-locals through TLS descriptors, a few
-# instructions where the default is a call (README: "Modules reloaded").
+# instructions where the default is a call (docs/windows-abi.md: "Modules reloaded").
 TLS_DIALECT = $(if $(filter x86_64-%,$(shell $(CXX) -dumpmachine 2>/dev/null)),$(shell \
 	echo 'int x;' | $(CXX) -x c++ -fPIC -mtls-dialect=gnu2 -c - -o /dev/null 2>/dev/null && echo -mtls-dialect=gnu2))
 $(O)/pic/%.o: PIC = -fPIC -fvisibility=hidden $(TLS_DIALECT)

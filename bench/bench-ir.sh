@@ -55,7 +55,7 @@ instructions() {
 }
 
 # The asm backend's goal for variant $2 (on x86_64, natively), or "-": what
-# the switch and the guarantees leave with g++ 12 -O2 (README's Performance,
+# the switch and the guarantees leave with g++ 12 -O2 (docs/performance.md,
 # "Where the instructions go"), a floor above the 120, 140, 130 and 150
 # first set.
 goal() {

@@ -35,7 +35,7 @@ endef
 $(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
 	$(call renamed-archive,alt,$(O)/bench-alt)
 
-# And a checked copy (COROUTINE_CHECKED=1: see README's shared-stack rule),
+# And a checked copy (COROUTINE_CHECKED=1: see docs/checking.md),
 # every symbol renamed checked_..., so that a checked round trip is timed
 # beside the plain one.  Not in a checked build itself, nor without objcopy.
 BENCH_CHECKED := $(if $(shell command -v $(OBJCOPY)),$(if $(DEFS_CHECKED),,$(O)/libcoroutine-checked.a))

@@ -2,11 +2,11 @@
 
 # ---- WebAssembly (Emscripten) under node ------------------------------------------
 # Needs emscripten and nodejs.  coroutine.cpp picks Emscripten's fibers by
-# itself; programs link with -sASYNCIFY (README).  CMocka is not packaged
+# itself; programs link with -sASYNCIFY (docs/platforms.md).  CMocka is not packaged
 # for wasm (and its tests fork): what runs is test/platform/driver.c and
 # coroutine_clone's tests without CMocka (clone: no C++, whose exceptions
 # Emscripten leaves off), the demo's and examples' outputs, then
-# test/platform/wasm_faults.c, then README's wasm lines on its first
+# test/platform/wasm_faults.c, then the wasm lines of docs/platforms.md on README's first
 # program, word for word (they set NODE_PATH themselves: not here).
 # -sNODERAWFS lets the script example read its files from the host.
 # Debian's emcc (3.1.6) finds node's acorn through

@@ -22,7 +22,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # Programs and DLLs that need no DLL of MinGW's (libgcc_s_seh-1.dll,
 # libstdc++-6.dll), so that they start on a Windows without MinGW: its
 # runtime is linked in.  A C++ program needs this too for the library to
-# see its exceptions (see README, C++).
+# see its exceptions (see docs/windows-abi.md).
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libgcc -static-libstdc++")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static-libgcc -static-libstdc++")
 

@@ -85,6 +85,7 @@ tar xzf "$tarball" -C "$work/docs" "$top/README.md" "$top/docs" || exit 1
 	}
 	function check(w, first, pattern, c, found) {
 		sub(/^\.\//, "", w)
+		sub(/#.*$/, "", w)
 		sub(/[,;:]+$/, "", w)
 		sub(/\/+$/, "", w)
 		first = w

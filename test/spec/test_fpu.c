@@ -13,7 +13,7 @@
  * not only to hold a value.
  *
  * The sticky exception flags (FE_DIVBYZERO, ...) are where the backends
- * differ, as README says: ucontext switches them with the coroutine, the
+ * differ, as docs/platforms.md says: ucontext switches them with the coroutine, the
  * asm switch leaves them to the thread, shared by main and the coroutines,
  * in both directions, also when the control bits differ and it reloads
  * them.

@@ -2,7 +2,7 @@
  * reload_plugin.c - the game code that test_reload.c loads, drives and
  * unloads again and again, as a game engine reloads it: a module built
  * with the library in it (coroutine.cpp, and asm_switch.S for the assembly
- * backend), as README's "Embedding" says.  A .so on Linux, a DLL on
+ * backend), as docs/api.md ("Plugins, unloading and threads") says.  A .so on Linux, a DLL on
  * Windows.
  */
 #include "reload.h"
