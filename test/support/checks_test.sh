@@ -16,7 +16,7 @@
 #   and on one that ends early with exit status 0 (a crash under wine);
 # - test/docs/tarball.sh, given TARBALL (a good one, from make dist, with
 #   its .sha256 beside it), on copies that hold .ci/, whose .sha256 names
-#   a path, whose README names a file they do not hold;
+#   a path, whose README, or a file of docs/, names a file they do not hold;
 # - test/bugs/expect_checked.sh, on programs whose checked-build line names
 #   another coroutine, main for another thread, one of several coroutines,
 #   or an offset outside the slice.
@@ -176,11 +176,16 @@ if [ -n "$tarball" ]; then
 	(cd "$work/.." && sha256sum "$(basename "$work")/with-path.tar.gz") > "$work/with-path.tar.gz.sha256"
 	expect_report "tarball.sh reports a .sha256 that names a path" "sha256sum -c beside it" \
 		test/docs/tarball.sh "$work/with-path.tar.gz"
-	bad_tarball readme-names-more 'echo "See \`test/support/nowhere.c\` and [this](examples/nowhere.c)." >> README.md'
+	bad_tarball readme-names-more 'echo "See \`test/support/nowhere.c\` and [this](examples/nowhere.c)." >> README.md &&
+		echo "See \`test/support/elsewhere.c\`." >> docs/api.md'
 	expect_report "tarball.sh reports a file README names that the tarball lacks" "names test/support/nowhere.c" \
 		test/docs/tarball.sh "$work/readme-names-more.tar.gz"
 	expect_report "tarball.sh reports a link in README to a file that the tarball lacks" "names examples/nowhere.c" \
 		test/docs/tarball.sh "$work/readme-names-more.tar.gz"
+	expect_report "tarball.sh reports a file that docs/ names and the tarball lacks" "docs/api.md line" \
+		test/docs/tarball.sh "$work/readme-names-more.tar.gz"
+	grep -qF "names test/support/elsewhere.c" "$work/said" ||
+		report "tarball.sh names the file docs/ names and the tarball lacks" "it did not: $(said "$work/said")"
 fi
 
 # ---- expect_checked.sh ------------------------------------------------------------
