@@ -51,9 +51,13 @@ readme-trace: $(README_BUILD)/main
 readme-check: first-program-check checked-message-check readme-walkthrough-check targets-check readme-contents-check \
 	links-check dist-check checks-test
 
-# README's contents link every section, and only headings that exist.
+# README's contents link every section, and only headings that exist; and
+# CI's first step runs README's test command (in a git checkout: the
+# tarball leaves .ci/ out).
 readme-contents-check:
 	@test/docs/readme_contents.sh
+	@[ ! -f .ci/run ] || grep -qF -- "$$(test/docs/readme_block.sh test-command)" .ci/run || \
+		{ echo ".ci/run does not run README's test command: $$(test/docs/readme_block.sh test-command)"; exit 1; }
 
 # Every relative link of README.md and docs/*.md leads to a file, and its
 # anchor to a heading, that exist.
