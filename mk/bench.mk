@@ -4,8 +4,10 @@
 # `make bench`: timings of both backends beside their floors (Boost.Context's
 # fcontext for a switch, two memcpy(N) for a copy): times as medians of
 # interleaved repeats, ratios as medians of per-repeat ratios (see
-# bench/bench.cpp), in build/bench.csv and, with gnuplot, build/bench.png.  `make bench-ir`:
-# instructions per operation, counted by callgrind.  Built with -O2 whatever
+# bench/bench.cpp), in build/bench.csv and, with gnuplot, build/bench.png; and
+# what a coroutine_clone and a coroutine_delete cost beside what they save (a
+# new coroutine run to the same yield, a fork(), a replay; a resume to the
+# end).  `make bench-ir`: instructions per operation, counted by callgrind.  Built with -O2 whatever
 # CXXFLAGS says.  Without libboost-context-dev the bench builds all the same,
 # without the fcontext floor (a compile-and-link test decides).
 BENCH_FCONTEXT_TEST = printf '\#include <boost/context/detail/fcontext.hpp>\nint main() { return boost::context::detail::make_fcontext(0, 0, 0) != 0; }\n' \
