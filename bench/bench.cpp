@@ -86,6 +86,9 @@
  *         bench once NAME COUNT run variant NAME once, COUNT operations, and
  *                               print its figure (bench-ir.sh runs this
  *                               under callgrind)
+ *         bench check           run every variant once, a few operations,
+ *                               so that what each checks is checked (make
+ *                               test runs this; no figure is judged)
  */
 #include "coroutine.h"
 #define BENCH_NAME "bench"
@@ -359,14 +362,14 @@ static double new_fresh(long count, size_t)
 
 /* ---- What a clone and a delete cost ------------------------------------------
  *
- * Each operation is timed in batches of BATCH on one schedule: what it
+ * Each operation is timed in batches of `batch` on one schedule: what it
  * works on is made before the clock starts and what it leaves is ended
  * after the clock stops, so that the time is the operation's alone.  So is
  * the count: the operation runs between two toggles of callgrind's
  * collection, and bench-ir.sh runs these variants with collection off at
  * the start.
  */
-static const int BATCH = 1024;
+static int batch = 1024; /* bench check makes it 4 */
 static const int KEEP_FREED = 1 << 30; /* bytes of free heap malloc keeps */
 
 /* Whether the bodies below return at their next resume rather than yield. */
@@ -432,10 +435,10 @@ static double in_batches(long count, Before before, Operate operate, After after
 	expect(mallopt(M_TRIM_THRESHOLD, KEEP_FREED) == 1, "mallopt failed");
 	struct schedule *S = coroutine_open();
 	expect(S != NULL, "coroutine_open failed");
-	std::vector<int> ids(BATCH);
+	std::vector<int> ids((size_t)batch);
 	double elapsed = 0;
-	for (long done = 0; done < count; done += BATCH) {
-		int n = (int)std::min<long>(BATCH, count - done);
+	for (long done = 0; done < count; done += batch) {
+		int n = (int)std::min<long>(batch, count - done);
 		before(S, ids.data(), n);
 		double start = now_ns();
 		COUNT_TOGGLE();
@@ -766,6 +769,7 @@ enum {
 	FLOOR = 1,    /* another variant's floor */
 	BYTES = 2,    /* a figure in bytes, not a time */
 	AT_LEAST = 4, /* the goal is a least ratio to the floor, not a most */
+	LARGE = 8,    /* makes 100,000 coroutines or more: not in bench check */
 };
 
 struct variant {
@@ -815,8 +819,8 @@ static std::vector<variant> variants = {
 	{"rt1_checked", "1 co round trip, checked", 0, one_coroutine<checked_library>, 1L << 30, {"rt1", NULL}, 0, 0, {}, 0},
 #endif
 	{"create", "create+run+free", 0, create_run_free, 1L << 30, {"malloc_free", "rt1"}, 0, 0, {}, 0},
-	{"heap", "heap B/suspended", 0, heap_per_suspended, 1, {NULL, NULL}, 200, BYTES, {}, 0},
-	{"new_frag", "coroutine_new, fragmented", 0, new_fragmented, 1L << 18, {"new_fresh", NULL}, 0, 0, {}, 0},
+	{"heap", "heap B/suspended", 0, heap_per_suspended, 1, {NULL, NULL}, 200, BYTES | LARGE, {}, 0},
+	{"new_frag", "coroutine_new, fragmented", 0, new_fragmented, 1L << 18, {"new_fresh", NULL}, 0, LARGE, {}, 0},
 	/* The costs of a clone and a delete, beside what they save; and bytes
 	 * per snapshot, its slice and the library's overhead (the ratio column). */
 	{"first48", "new + first yield, 48 B", 48, new_to_first_yield, 1L << 30, {NULL, NULL}, 0, FLOOR, {}, 0},
@@ -986,8 +990,31 @@ static void report(FILE *csv)
 	}
 }
 
+/* What each variant checks as it runs (ids, the slices of the clones, the
+ * destructors a delete runs, ...), checked with a few operations each, in
+ * small batches: a line per variant, in plain.h's words, which make test
+ * counts.  A failed check stops the program with its line.  The LARGE
+ * ones take seconds with ucontext (a system call per switch). */
+static int check_every_variant(void)
+{
+	int n = 0;
+	batch = 4;
+	for (variant &v : variants) {
+		if (v.flags & LARGE)
+			continue;
+		v.count = std::min(v.max_count, 2L * batch + 3); /* two batches and a part */
+		sample(v);
+		printf("ok   bench (%s): %s\n", BENCH_BACKEND, v.name);
+		n++;
+	}
+	printf("%d passed, 0 failed\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "check") == 0)
+		return check_every_variant();
 	if (argc == 4 && strcmp(argv[1], "once") == 0) {
 		variant *v = find(argv[2]);
 		expect(v != NULL, "no such variant");
@@ -997,7 +1024,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 2) {
-		fprintf(stderr, "usage: bench [CSV] | bench once NAME COUNT\n");
+		fprintf(stderr, "usage: bench [CSV] | bench once NAME COUNT | bench check\n");
 		return 2;
 	}
 	/* Before anything else, while the process is small: see fork_per_branch. */

@@ -85,6 +85,20 @@ $(O)/peer-cxx: bench/peer.c bench/bench.h coroutine.h $(O)/libcoroutine.a $(PEER
 
 PEER_PROGRAMS = $(B)/$(PEER_BACKEND)/peer $(B)/$(PEER_BACKEND)/peer-cxx
 
+# `make test` runs every row of both benches once, a few operations each
+# (bench check), for what the rows check as they run: a clone holds its
+# origin's slice, a delete destroys each object on the frames once, every
+# coroutine ends.  No figure is judged.  Where the bench cannot be built
+# (it reads glibc's mallinfo2), a line says so.
+BENCH_MALLINFO_TEST = printf '\#include <malloc.h>\nint main() { return (int)mallinfo2().uordblks; }\n' \
+	| $(CXX) -x c++ - -o /dev/null 2>/dev/null
+
+.PHONY: bench-check
+bench-check:
+	@if ! $(BENCH_MALLINFO_TEST); then echo "bench-check: $(CXX)'s C library has no mallinfo2: no bench here"; exit 0; fi; \
+	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b $(B)/$$b/bench || exit 1; \
+		LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "bench check ($$b)" $(B)/$$b/bench check || exit 1; done
+
 .PHONY: bench bench-ir bench-programs
 bench-programs:
 	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b $(B)/$$b/bench || exit 1; done
