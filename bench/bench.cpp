@@ -427,7 +427,9 @@ static void hold_object_until_ended(struct schedule *S, void *)
  * each batch's end glibc would give megabytes back to the kernel, and the
  * next batch would pay a page fault per page, which a program that makes
  * and ends snapshots in a steady state does not (it shows in the 1 and 4
- * KiB rows as several times the library's time).
+ * KiB rows as several times the library's time).  It stays told for the
+ * rest of the process: the rows before these in the table, which ran once
+ * at the calibration without it, run with it in every repeat.
  */
 template <class Before, class Operate, class After>
 static double in_batches(long count, Before before, Operate operate, After after)
