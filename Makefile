@@ -185,7 +185,7 @@ TESTS ?= $(basename $(notdir $(wildcard test/spec/test_*.c test/spec/test_*.cpp)
 check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
 	@RUN='$(RUN)' EMULATOR='$(EMULATOR)' V='$(V)' test/support/run.sh $^
 
-# Both backends, then README's checks (natively), then test_misuse and
+# Both backends, then README's checks and the benches' (natively), then test_misuse and
 # test_alloc against an NDEBUG build (the checks must not be asserts), then
 # test_api against the largest run stack the library accepts (see test.mk).
 # Quiet (V=1 shows every command and log), and it goes on after a failure,
@@ -194,7 +194,8 @@ QUIET = $(if $(V),,-s) --no-print-directory
 test:
 	@export TEST_TALLY=$(abspath $(B))/tests.tally; mkdir -p $(B); : > $$TEST_TALLY; ok=1; \
 	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b check-no-cxx-runtime check || ok=; done; \
-	if [ -z "$(EMULATOR)$(EXE)$(NO_README_CHECK)" ]; then $(MAKE) $(QUIET) readme-check || ok=; fi; \
+	if [ -z "$(EMULATOR)$(EXE)$(NO_README_CHECK)" ]; then $(MAKE) $(QUIET) readme-check || ok=; \
+		$(MAKE) $(QUIET) bench-check || ok=; fi; \
 	$(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check || ok=; \
 	if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/maxstack \

@@ -12,6 +12,9 @@
 # straight into the next) logs every block executed, and awk sums the two.
 # Slower, so K is smaller; the counts are of the guest's instructions.
 #
+# The costs of coroutine_clone and coroutine_delete follow, each beside what
+# it saves or replaces (see COSTS), counting only the operation.
+#
 # The peer programs (bench/peer.c: peer, peer-cxx) are counted apart, each
 # variant beside libaco's (aco_NAME) when the program was built with libaco:
 # those of PEER_VARIANTS (not "dirty", see below; not hold65536, whose count
@@ -35,11 +38,23 @@ fi
 # of a checked build (its system calls count a few instructions each: the
 # kernel's are not counted, see make bench for the time).
 VARIANTS="fcontext rt1 rt4 rt1_48 rt4_48 rounding rt1_reload rounding_reload rt1_checked stack1024 create"
+# The costs of a clone and a delete (bench.cpp's cost rows), each beside
+# what it saves or replaces (NAME:BESIDE).  Only the operation is counted:
+# the bench toggles callgrind's collection on and off around it, and these
+# run with collection off at the start; each is exact, so K_COSTS is small.
+# Not under qemu, which would count the setup too.  fork's work is the
+# kernel's, which callgrind does not see: "-".
+COSTS="first48:- clone48:first48 first1024:- clone1024:first1024 first4096:- clone4096:first4096
+	fork:clone48 replay10:clone48 replay100:clone48
+	end_plain:- delete_plain:end_plain end_object:- delete_object:end_object delete_new:-"
+K_COSTS=2000
+CALLGRIND_OPTIONS=
 PEER_VARIANTS="rt4 rt1 hold1024 hold4096 create"
 
 instructions() {
 	if [ -z "$QEMU" ]; then
-		valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
+		# shellcheck disable=SC2086 # none, or one option
+		valgrind --tool=callgrind --callgrind-out-file=/dev/null $CALLGRIND_OPTIONS "$@" 2>&1 |
 			sed -n 's/.*Collected : //p'
 		return
 	fi
@@ -68,11 +83,36 @@ goal() {
 	esac
 }
 
-# instructions per operation of variant $2 of program $1
+# instructions per operation of variant $2 of program $1, over $3 (K) of them
 per_op() {
-	once=$(instructions "$1" once "$2" $K)
-	twice=$(instructions "$1" once "$2" $((2 * K)))
-	awk -v d="$((twice - once))" -v k=$K 'BEGIN { printf "%.1f", d / k }'
+	k=${3:-$K}
+	once=$(instructions "$1" once "$2" "$k")
+	twice=$(instructions "$1" once "$2" $((2 * k)))
+	awk -v d="$((twice - once))" -v k="$k" 'BEGIN { printf "%.1f", d / k }'
+}
+
+# The cost rows of bench $1 (backend $2): each beside what it saves or
+# replaces, their ratio, and for the asm backend natively the goal: a clone
+# of a small slice no dearer than a new coroutine run to its first yield.
+cost_rows() {
+	counted=
+	for pair in $COSTS; do
+		v=${pair%%:*} beside=${pair#*:}
+		per=- theirs=- ratio=- g=-
+		if [ "$v" != fork ]; then
+			per=$(CALLGRIND_OPTIONS=--collect-atstart=no per_op "$1" "$v" $K_COSTS)
+			counted="$counted $v=$per"
+		fi
+		if [ "$beside" != - ]; then
+			# shellcheck disable=SC2086 # one NAME=COUNT a line
+			theirs=$(printf '%s\n' $counted | sed -n "s/^$beside=//p")
+			[ "$per" = - ] || ratio=$(awk -v o="$per" -v t="$theirs" 'BEGIN { printf "%.2f", o / t }')
+		fi
+		case "$2:$v:$ratio" in
+		asm:clone48:[0-9]*) g=$(awk -v r="$ratio" 'BEGIN { printf "<= 1.00 %s", r <= 1 ? "met" : "MISSED" }') ;;
+		esac
+		printf '%-10s %-16s %12s   %-14s %12s %8s   %s\n' "$2" "$v" "$per" "$beside" "$theirs" "$ratio" "$g"
+	done
 }
 
 # The peer program $1: this library's count beside libaco's, their ratio,
@@ -118,6 +158,14 @@ for bin in "$@"; do
 		printf '%-10s %-16s %12s %10s   %s\n' "$backend" "$v" "$per" "$shown_floor" "$g"
 	done
 done
+if [ -z "$QEMU" ]; then
+	echo
+	echo "the costs of coroutine_clone and coroutine_delete: the operation's instructions alone, beside what it saves or replaces"
+	printf '%-10s %-16s %12s   %-14s %12s %8s   %s\n' backend variant instr/op beside instr/op ratio goal
+	for bin in "$@"; do
+		case $(basename "$bin") in bench) cost_rows "$bin" "$(basename "$(dirname "$bin")")" ;; esac
+	done
+fi
 [ -z "$peers" ] && exit 0
 echo
 set -- $peers

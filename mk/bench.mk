@@ -4,8 +4,10 @@
 # `make bench`: timings of both backends beside their floors (Boost.Context's
 # fcontext for a switch, two memcpy(N) for a copy): times as medians of
 # interleaved repeats, ratios as medians of per-repeat ratios (see
-# bench/bench.cpp), in build/bench.csv and, with gnuplot, build/bench.png.  `make bench-ir`:
-# instructions per operation, counted by callgrind.  Built with -O2 whatever
+# bench/bench.cpp), in build/bench.csv and, with gnuplot, build/bench.png; and
+# what a coroutine_clone and a coroutine_delete cost beside what they save (a
+# new coroutine run to the same yield, a fork(), a replay; a resume to the
+# end).  `make bench-ir`: instructions per operation, counted by callgrind.  Built with -O2 whatever
 # CXXFLAGS says.  Without libboost-context-dev the bench builds all the same,
 # without the fcontext floor (a compile-and-link test decides).
 BENCH_FCONTEXT_TEST = printf '\#include <boost/context/detail/fcontext.hpp>\nint main() { return boost::context::detail::make_fcontext(0, 0, 0) != 0; }\n' \
@@ -82,6 +84,20 @@ $(O)/peer-cxx: bench/peer.c bench/bench.h coroutine.h $(O)/libcoroutine.a $(PEER
 	$(CXX) -x c++ $(PEER_FLAGS) $< -x none $(O)/libcoroutine.a $(PEER_ACO) -lm -o $@
 
 PEER_PROGRAMS = $(B)/$(PEER_BACKEND)/peer $(B)/$(PEER_BACKEND)/peer-cxx
+
+# `make test` runs every row of both benches once, a few operations each
+# (bench check), for what the rows check as they run: a clone holds its
+# origin's slice, a delete destroys each object on the frames once, every
+# coroutine ends.  No figure is judged.  Where the bench cannot be built
+# (it reads glibc's mallinfo2), a line says so.
+BENCH_MALLINFO_TEST = printf '\#include <malloc.h>\nint main() { return (int)mallinfo2().uordblks; }\n' \
+	| $(CXX) -x c++ - -o /dev/null 2>/dev/null
+
+.PHONY: bench-check
+bench-check:
+	@if ! $(BENCH_MALLINFO_TEST); then echo "bench-check: $(CXX)'s C library has no mallinfo2: no bench here"; exit 0; fi; \
+	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b $(B)/$$b/bench || exit 1; \
+		LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "bench check ($$b)" $(B)/$$b/bench check || exit 1; done
 
 .PHONY: bench bench-ir bench-programs
 bench-programs:

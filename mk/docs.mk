@@ -79,7 +79,7 @@ readme-walkthrough-check:
 # only them.  Internal targets, which other targets call, are listed here
 # instead.
 EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
-INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-checked-asan-bugs check-no-cxx-runtime bench-programs first-program-check \
+INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-checked-asan-bugs check-no-cxx-runtime bench-programs bench-check first-program-check \
 	matrix-checked checked-message-check \
 	msvc-view readme-walkthrough-check targets-check readme-contents-check links-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 
