@@ -46,7 +46,7 @@ wasm-test:
 	@echo "== test/platform/wasm_faults.sh"
 	@test/platform/wasm_faults.sh "$(WASM_RUN)" $(WASM_B)/faults/fiber/wasm_faults.js
 	+@$(call wasm-make,$(WASM_OPT_SMALL)) TESTS="driver clone" check
-	@env -u NODE_PATH LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "README's wasm lines" \
+	@env -u NODE_PATH LOG_DIR=$(B) V='$(V)' test/support/run.sh --command "the wasm lines (docs/platforms.md)" \
 		test/docs/first_program.sh $(WASM_B)/readme wasm-build
 
 # The wasm twin of bench: the fiber backend beside Emscripten's own fiber
