@@ -129,16 +129,16 @@ int main()
 	entity entities[ENTITIES] = {};
 	int tick = 0, left;
 
-	spawn(S, &entities[0], 'A', 14);
+	spawn(S, &entities[0], 'A', 19);
 	spawn(S, &entities[1], 'B', 27);
 	spawn(S, &entities[2], 'C', 17);
-	spawn(S, &entities[3], 'D', 19);
+	spawn(S, &entities[3], 'D', 14);
 	do {
 		show_tick(tick, entities, ENTITIES);
 		if (tick == 7) {
-			/* C is drawing water.  D is done: with C gone, A and B are
-			 * left, so E gets the first free slot from 2 on, C's (ids
-			 * are handed out as the original hands them out). */
+			/* C is drawing water.  A is done: with C gone, B and D are
+			 * left, so E gets the first free slot from 2 on, C's, not
+			 * A's 0 (ids are handed out as the original hands them out). */
 			despawn(S, &entities[2]);
 			spawn(S, &entities[4], 'E', 24);
 		}
