@@ -79,8 +79,8 @@ LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti -funwind-tables
 # The tests are C programs linked with the C driver, which proves that claim
 # (sanitize links them with the C++ driver: see mk/tools.mk).
 CLINK ?= $(CC)
-EXAMPLES_C   := game generator
-EXAMPLES_CXX := script
+EXAMPLES_C   := game generator queens rollback
+EXAMPLES_CXX := script despawn
 EXAMPLES      = $(EXAMPLES_C) $(EXAMPLES_CXX)
 
 .PHONY: all run examples shared test check install uninstall clean help

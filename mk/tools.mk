@@ -2,8 +2,9 @@
 # build matrix.
 
 # ---- Memory-safety tools -------------------------------------------------------
-# sanitize: the suite under ASan+UBSan; valgrind: under memcheck.  Both run
-# both backends, then deliberately buggy programs (test/bugs/): the target
+# sanitize: the suite under ASan+UBSan; valgrind: under memcheck, and the
+# demo and the examples too (test_examples runs them outside memcheck).
+# Both run both backends, then deliberately buggy programs (test/bugs/): the target
 # fails if the tool stays silent about a real bug in a coroutine.
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # Tests whose children must die of SIGSEGV or SIGABRT restore the default
@@ -53,7 +54,7 @@ sanitize:
 		|| exit 1; done
 
 valgrind:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" check \
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" check check-outputs \
 		&& $(MAKE) --no-print-directory BACKEND=$$b RUN="$(VALGRIND)" BUGS="$(MEMCHECK_BUGS)" check-bugs \
 		|| exit 1; done
 

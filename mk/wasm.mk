@@ -5,7 +5,8 @@
 # itself; programs link with -sASYNCIFY (docs/platforms.md).  CMocka is not packaged
 # for wasm (and its tests fork): what runs is test/platform/driver.c and
 # coroutine_clone's tests without CMocka (clone: no C++, whose exceptions
-# Emscripten leaves off), the demo's and examples' outputs, then
+# Emscripten leaves off), the demo's and examples' outputs (despawn's
+# without the deleted entity's destructors: NO_UNWIND, see test.mk), then
 # test/platform/wasm_faults.c, then the wasm lines of docs/platforms.md on README's first
 # program, word for word (they set NODE_PATH themselves: not here).
 # -sNODERAWFS lets the script example read its files from the host.
@@ -27,7 +28,7 @@ WASM_RUN := $(NODE) --no-experimental-fetch
 # acorn through NODE_PATH, for a build at OPT in $(B)/wasm<OPT>.
 wasm-make = NODE_PATH=$${NODE_PATH:-/usr/share/nodejs} $(MAKE) --no-print-directory \
 	B=$(B)/wasm$(1) BACKEND=fiber EXE=.js CC=$(EMCC) CXX=$(EMXX) AR=$(EMAR) \
-	CFLAGS="$(1)" CXXFLAGS="$(1)" LDFLAGS="$(1) $(WASM_LDFLAGS) -sNODERAWFS=1" RUN="$(WASM_RUN)"
+	CFLAGS="$(1)" CXXFLAGS="$(1)" LDFLAGS="$(1) $(WASM_LDFLAGS) -sNODERAWFS=1" RUN="$(WASM_RUN)" NO_UNWIND=1
 WASM_MAKE = $(call wasm-make,$(WASM_OPT))
 # The driver again at -Os: there a coroutine can keep all its frames in
 # wasm locals, and its yield then saves no byte of the C stack (at -O2 a

@@ -154,7 +154,7 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # preprocessed as cl.exe sees it, _MSC_VER and neither __GNUC__ nor
 # __clang__, must hold no GNU-only spelling in its own lines), and the
 # ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
-# library, the demo, the C examples, driver, win_stack, msvc_exceptions,
+# library, the demo, the C examples and despawn, driver, win_stack, msvc_exceptions,
 # clone, clone_cxx, reload, driver_dll and dllmain (whose DLLs start at libwinecrt0's
 # DllMainCRTStartup; libcoroutine.dll's import library is libcoroutine.lib),
 # linked by lld-link against the MSVC C runtime's interface as wine
@@ -164,8 +164,9 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # (COROUTINE_MICROSOFT_SPELLINGS), as a cl.exe user builds it; and with
 # asm_switch.S and the GNU spellings, as a clang-cl user can.  The two
 # switch objects must also be the same instructions (test/platform/masm_twin_check.sh).
-# No C++ standard library is built for this target here: the C++ example
-# is left out.  And a checked build (CHECKED=1), as windows-test's.
+# No C++ standard library is built for this target here: of the C++
+# examples, only despawn, which needs none (its destructors run through
+# RtlUnwindEx), is built.  And a checked build (CHECKED=1), as windows-test's.
 # Needs clang lld llvm libwine-dev wine64-tools wine wine64.
 MSVC_B := $(B)/msvc
 WINE_INCLUDE ?= /usr/include/wine/wine
@@ -184,7 +185,7 @@ MSVC_LDFLAGS := -fuse-ld=lld -nostdlib -Wl,-entry:mainCRTStartup $(MSVC_B)/msvc_
 # _BitScanForward64 (Microsoft's does), so clang declares it itself.
 MSVC_SPELLINGS := CPPFLAGS="$(CPPFLAGS) $(MSVC_CPPFLAGS) -DCOROUTINE_MICROSOFT_SPELLINGS=1" \
 	CXXFLAGS="$(CXXFLAGS) -Wno-implicit-function-declaration"
-MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX= \
+MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX=despawn \
 	CC="$(MSVC_CC)" CXX="$(MSVC_CC)" CLINK="$(MSVC_CC)" AR=llvm-ar NM=llvm-nm OBJDUMP=llvm-objdump \
 	LDFLAGS="$(MSVC_LDFLAGS)" DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup \
 	IMPLIB=-Wl,-implib: IMPLIB_SUFFIX=.lib

@@ -135,6 +135,7 @@ static void check_run(const char *program, const char *const *args,
 }
 
 static const char *const no_args[] = { NULL };
+static const char *next_line(const char *line);
 static const char *const trace_args[] = { "--trace", NULL };
 
 /* ---- The examples ---------------------------------------------------------- */
@@ -174,6 +175,101 @@ static void test_script_reports_nesting_too_deep_and_goes_on(void **state)
 	(void)state;
 	check_run("examples/script", scripts, "examples/script-deep.expected",
 		  "examples/script-deep.stderr", 1);
+}
+
+/* An entity despawned while it waits: its destructors run, innermost first,
+ * the others go on, and the next id is the original's. */
+static void test_despawn_prints_its_expected_output(void **state)
+{
+	(void)state;
+	check_run("examples/despawn", no_args, "examples/despawn.expected", NULL, 0);
+}
+
+/* The late inputs' end is the on-time one's (the example compares them and
+ * exits with 1 if they differ), and the rewinds left no coroutine behind. */
+static void test_rollback_ends_as_if_every_input_came_on_time(void **state)
+{
+	(void)state;
+	check_run("examples/rollback", no_args, "examples/rollback.expected", NULL, 0);
+}
+
+/* ---- The queens, against a plain recursive search ------------------------------ */
+
+#define MAX_QUEENS 12
+
+/* Whether a queen on (row, col) is safe from those on the rows above. */
+static int safe(const int *cols, int row, int col)
+{
+	int r;
+	for (r = 0; r < row; r++) {
+		if (cols[r] == col || abs(cols[r] - col) == row - r)
+			return 0;
+	}
+	return 1;
+}
+
+/* Counts the solutions of rows row .. n-1; the first found, in the order of
+ * the columns, goes to first. */
+static long count_queens(int *cols, int row, int n, int *first, long found)
+{
+	int col;
+	if (row == n) {
+		if (found == 0)
+			memcpy(first, cols, (size_t)n * sizeof *cols);
+		return found + 1;
+	}
+	for (col = 0; col < n; col++) {
+		if (safe(cols, row, col)) {
+			cols[row] = col;
+			found = count_queens(cols, row + 1, n, first, found);
+		}
+	}
+	return found;
+}
+
+/*
+ * For each n, examples/queens n finds as many solutions as the recursive
+ * search, and the first it shows is the recursive search's first (both go
+ * depth first, the columns in order), each row's queen safe from the others.
+ */
+static void test_queens_finds_what_a_recursive_search_finds(void **state)
+{
+	int n;
+	(void)state;
+	for (n = 1; n <= 9; n++) {
+		int cols[MAX_QUEENS], first[MAX_QUEENS], shown[MAX_QUEENS], size, row = 0;
+		long expected = count_queens(cols, 0, n, first, 0), solutions;
+		char arg[8];
+		const char *args[] = { arg, NULL }, *line;
+		struct output r;
+		snprintf(arg, sizeof arg, "%d", n);
+		r = run("examples/queens", args);
+		assert_string_equal(r.err, "");
+		assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+		assert_int_equal(sscanf(r.out, "%d queens: %ld solution", &size, &solutions), 2);
+		assert_int_equal(size, n);
+		assert_int_equal(solutions, expected);
+		for (line = next_line(r.out); line != NULL; line = next_line(line)) {
+			const char *q = strchr(line, 'Q');
+			if (strncmp(line, "    ", 4) != 0)
+				continue; /* not a row of the board */
+			assert_non_null(q);
+			assert_in_range(row, 0, n - 1);
+			shown[row] = (int)(q - line - 4) / 2;
+			assert_true(safe(shown, row, shown[row]));
+			row++;
+		}
+		assert_int_equal(row, expected > 0 ? n : 0);
+		if (expected > 0)
+			assert_memory_equal(shown, first, (size_t)n * sizeof *first);
+		free_output(&r);
+	}
+}
+
+static void test_queens_prints_its_expected_output(void **state)
+{
+	(void)state;
+	check_run("examples/queens", no_args, "examples/queens.expected", NULL, 0);
 }
 
 /* ---- The demo and its trace --------------------------------------------------- */
@@ -353,6 +449,10 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_generator_prints_its_expected_output),
 		cmocka_unit_test(test_script_runs_good_scripts_and_reports_the_bad_one),
 		cmocka_unit_test(test_script_reports_nesting_too_deep_and_goes_on),
+		cmocka_unit_test(test_despawn_prints_its_expected_output),
+		cmocka_unit_test(test_queens_finds_what_a_recursive_search_finds),
+		cmocka_unit_test(test_queens_prints_its_expected_output),
+		cmocka_unit_test(test_rollback_ends_as_if_every_input_came_on_time),
 		cmocka_unit_test(test_demo_prints_the_original_output),
 		cmocka_unit_test(test_trace_keeps_the_demo_lines),
 		cmocka_unit_test(test_trace_copies_back_what_the_yield_saved),
