@@ -211,7 +211,7 @@ COROUTINE_API int coroutine_next(struct schedule *, int id);
  * running coroutine, with its own exceptions being handled; then it is
  * freed.  Either way its slot is emptied (ids are then handed out as after
  * a coroutine finishes), and the other coroutines are untouched.  An empty
- * slot is left as it is.  Where nothing can be unwound (README says where:
+ * slot is left as it is.  Where nothing can be unwound (docs/api.md says where:
  * a C program that links no unwinder, WebAssembly), the coroutine is freed
  * without running anything.  Only the main program may delete; calling it
  * from inside a coroutine, with an id outside [0, slot count), or for a
@@ -235,7 +235,7 @@ COROUTINE_API void coroutine_delete(struct schedule *, int id);
  * what ud points to.  So a C++ object on the frames that owns something
  * (a std::string's buffer, a std::unique_ptr) would be owned twice: clone
  * only coroutines whose frames hold plain values and pointers they do not
- * own (README: the clone rule).  Copying the running coroutine, an empty
+ * own (README and docs/api.md: the clone rule).  Copying the running coroutine, an empty
  * slot or an id outside [0, slot count) aborts, and so does copying one
  * suspended on another thread than the caller's, one that yielded inside a
  * catch handler or while an exception unwound its frames (the copy would
