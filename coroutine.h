@@ -235,7 +235,7 @@ COROUTINE_API void coroutine_delete(struct schedule *, int id);
  * what ud points to.  So a C++ object on the frames that owns something
  * (a std::string's buffer, a std::unique_ptr) would be owned twice: clone
  * only coroutines whose frames hold plain values and pointers they do not
- * own (README and docs/api.md: the clone rule).  Copying the running coroutine, an empty
+ * own (docs/api.md: the clone rule).  Copying the running coroutine, an empty
  * slot or an id outside [0, slot count) aborts, and so does copying one
  * suspended on another thread than the caller's, one that yielded inside a
  * catch handler or while an exception unwound its frames (the copy would
