@@ -222,7 +222,7 @@ static void json_frames(const struct step *s)
 
 /* One step of the page: what the run stack holds (owner -1: nothing), the
  * slice it holds (frames), both heap copies (heap, copies) and the bytes
- * that moved (dir "out", "in", "kept", "none"). */
+ * that moved (dir "out", "in", "kept", "none"; "clone": between heap copies). */
 static void json_step(const char *title, const char *said, int owner, long bytes, const struct step *frames,
 		      const long heap[2], const struct step *const copies[2], const char *dir, int id)
 {
@@ -246,8 +246,12 @@ static void json_sums(const struct walkthrough *w, const unsigned long sums[2])
 	if (!w->clones)
 		return;
 	fputs(",sums:[", page);
-	for (int id = 0; id < 2; id++)
-		fprintf(page, sums[id] ? "%s\"%08lx\"" : "%s\"\"", id ? "," : "", sums[id]);
+	for (int id = 0; id < 2; id++) {
+		char hex[16] = "";
+		if (sums[id] != 0)
+			snprintf(hex, sizeof hex, "%08lx", sums[id]);
+		fprintf(page, "%s\"%s\"", id ? "," : "", hex);
+	}
 	fputc(']', page);
 }
 
