@@ -247,7 +247,7 @@ static void json_sums(const struct walkthrough *w, const unsigned long sums[2])
 		return;
 	fputs(",sums:[", page);
 	for (int id = 0; id < 2; id++) {
-		char hex[16] = "";
+		char hex[24] = "";
 		if (sums[id] != 0)
 			snprintf(hex, sizeof hex, "%08lx", sums[id]);
 		fprintf(page, "%s\"%s\"", id ? "," : "", hex);
