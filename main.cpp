@@ -6,7 +6,8 @@
  * step through.  Trace lines are indented, so that the demo's own lines
  * read the same with or without it.  The trace has a second walkthrough,
  * --trace=trees, of a second program (below the demo): its coroutines
- * yield from different depths.
+ * yield from different depths; and a third, --trace=clone, of a third
+ * program, which copies a waiting coroutine with coroutine_clone.
  */
 #include "coroutine.h"
 #include "trace.h"
@@ -122,6 +123,56 @@ static void trees(struct schedule *S)
 	printf("main end\n");
 }
 
+/*
+ * The trace's third program (--trace=clone, and the page's third
+ * walkthrough): main clones a waiting coroutine.  The clone is the same
+ * bytes in a heap copy of its own, waiting at the same yield.  Resumed,
+ * each asks coroutine_running which one it is (as a process asks fork
+ * which side it is on) and adds that to path, a local kept in its frame
+ * (volatile: in memory, in the slice), so from there their bytes differ.
+ *
+ * Under AddressSanitizer with detect_stack_use_after_return, an
+ * instrumented frame keeps its locals in a "fake stack" on the heap, which
+ * a clone would share, and coroutine_clone refuses it: choose is left
+ * uninstrumented, so that path stays in its frame.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define LOCALS_ON_THE_RUN_STACK __attribute__((no_sanitize_address))
+#else
+#define LOCALS_ON_THE_RUN_STACK
+#endif
+
+LOCALS_ON_THE_RUN_STACK static void choose(struct schedule *S, void *ud)
+{
+	volatile int path = *(int *)ud;
+	for (int i = 0; i < 2; i++) {
+		printf("coroutine %d : %d\n", coroutine_running(S), path);
+		coroutine_yield(S);
+		path = path * 10 + coroutine_running(S);
+	}
+	printf("coroutine %d : %d\n", coroutine_running(S), path);
+}
+
+static void clones(struct schedule *S)
+{
+	int start = 1;
+	int co1 = coroutine_new(S, choose, &start);
+	printf("main start\n");
+	resume(S, co1, co1 + 1); /* the other: its clone, not made yet */
+	int co2 = coroutine_clone(S, co1);
+	if (co2 < 0) {
+		printf("main: out of memory\n");
+		return;
+	}
+	if (trace)
+		trace_clone(S, co1, co2);
+	while (coroutine_status(S, co1) && coroutine_status(S, co2)) {
+		resume(S, co1, co2);
+		resume(S, co2, co1);
+	}
+	printf("main end\n");
+}
+
 /* One program on a schedule of its own. */
 static void run(void (*program)(struct schedule *))
 {
@@ -136,13 +187,15 @@ int main(int argc, char *argv[])
 {
 	trace = trace_start(argc == 2 ? argv[1] : NULL);
 	if (argc > 2 || trace == TRACE_BAD) {
-		fprintf(stderr, "usage: %s [--trace | --trace=trees | --trace=html]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--trace | --trace=trees | --trace=clone | --trace=html]\n", argv[0]);
 		return 2;
 	}
-	if (trace != TRACE_TREES)
+	if (trace == TRACE_OFF || trace == TRACE_TEXT || trace == TRACE_HTML)
 		run(test);
 	if (trace == TRACE_TREES || trace == TRACE_HTML)
 		run(trees);
+	if (trace == TRACE_CLONE || trace == TRACE_HTML)
+		run(clones);
 	if (trace)
 		trace_end();
 	return 0;

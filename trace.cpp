@@ -3,7 +3,9 @@
  * yield the frames inside the saved slice, named and measured as the
  * program runs (trace_frames.cpp finds them).  --trace=trees does the same
  * for main's second program, whose coroutines yield from different
- * depths.  --trace=html writes both as one page to step through:
+ * depths, and --trace=clone for its third, where a coroutine is cloned
+ * (the trace tells the bytes of each heap copy by a fingerprint: the same
+ * after the clone, apart after the next yields).  --trace=html writes both as one page to step through:
  * trace_page.html, which the build turns into a string
  * (trace_page_html.h), with the walkthroughs put in.
  */
@@ -15,9 +17,11 @@
 
 /* ---- What the trace collects --------------------------------------------- */
 
-/* One step of a walkthrough: a resume, then what it ended with. */
+/* One step of a walkthrough: a resume, then what it ended with; or a
+ * clone of coroutine id, other. */
 struct step {
 	int id, other;
+	int cloned;              /* coroutine_clone(S, id) made other */
 	int first_run;           /* resume of a coroutine that never ran */
 	long copied_in;          /* bytes copied back at the resume (0: none) */
 	long owned;              /* bytes left on the run stack, not copied */
@@ -25,6 +29,8 @@ struct step {
 	long copied_out;         /* bytes copied out at the yield */
 	long heap[2];            /* both heap copies after the step: bytes, 0 none yet, -1 freed */
 	const struct step *copies[2]; /* the yields whose slices they hold (NULL: none) */
+	unsigned long sums[2];   /* the fingerprints of their bytes (0: none, or not known) */
+	unsigned long sum;       /* a yield's: of the slice it copied out */
 	char said_before[32];    /* what the program printed before the resume */
 	char said[64];           /* and during it */
 	int nframes;
@@ -37,6 +43,7 @@ struct walkthrough {
 	int first, end;
 	long size, guard;
 	char trees[2][64]; /* each coroutine's tree, if it walks one (trace_tree) */
+	int clones;        /* a coroutine is cloned: the trace gives fingerprints */
 };
 
 /* The bytes of a frame that its caller's call instruction pushed: the
@@ -49,14 +56,16 @@ struct walkthrough {
 #endif
 
 #define MAX_STEPS 64
-#define MAX_WALKTHROUGHS 2
+#define MAX_WALKTHROUGHS 3
 static struct step steps[MAX_STEPS], spare, *now = &spare;
 static int nsteps;
 static struct walkthrough walkthroughs[MAX_WALKTHROUGHS];
 static int nwalkthroughs;
 static int html;
+static int clone_trace; /* --trace=clone: fingerprints after every step */
 static long heap_now[2];
 static const struct step *last_yield[2]; /* each coroutine's, for its frames */
+static unsigned long sums_now[2];
 
 /* Whose bytes are on the run stack: the last coroutine resumed, unless it
  * has ended.  coroutine_resume skips the copy back for that one. */
@@ -82,6 +91,23 @@ static void draw_stacks(const struct step *s)
 	printf("\n  -%-4ld+---------------------+       coroutine %d: ", s->copied_out, s->other);
 	show_heap_copy(s->heap[s->other]);
 	printf("\n       :        free         :\n");
+}
+
+/* Where a coroutine is cloned: what each heap copy holds, by the
+ * fingerprint of its bytes (trace_frames.cpp), equal for equal bytes. */
+static void show_fingerprints(const struct step *s)
+{
+	printf("       heap copies' bytes (FNV-1a):");
+	for (int id = 0; id < 2; id++) {
+		printf("%s coroutine %d ", id ? "," : "", id);
+		if (s->heap[id] > 0 && s->sums[id] != 0)
+			printf("%08lx", s->sums[id]);
+		else if (s->heap[id] > 0)
+			printf("not known");
+		else
+			show_heap_copy(s->heap[id]);
+	}
+	printf("\n");
 }
 
 static void show_frames(const struct step *s)
@@ -111,7 +137,10 @@ static void resume_line(const struct step *s, char *line, size_t len)
 
 static void after_line(const struct step *s, char *line, size_t len)
 {
-	if (s->returned)
+	if (s->cloned)
+		snprintf(line, len, "clone  %d: copied its heap copy, %ld bytes, to coroutine %d's new heap copy", s->id,
+			 s->copied_out, s->other);
+	else if (s->returned)
 		snprintf(line, len, "coroutine %d returned: its slot and its heap copy are freed", s->id);
 	else
 		snprintf(line, len, "yield  %d: copied %ld bytes, top-%ld .. top, out to its heap copy", s->id,
@@ -193,7 +222,7 @@ static void json_frames(const struct step *s)
 
 /* One step of the page: what the run stack holds (owner -1: nothing), the
  * slice it holds (frames), both heap copies (heap, copies) and the bytes
- * that moved (dir "out", "in", "kept", "none"). */
+ * that moved (dir "out", "in", "kept", "none"; "clone": between heap copies). */
 static void json_step(const char *title, const char *said, int owner, long bytes, const struct step *frames,
 		      const long heap[2], const struct step *const copies[2], const char *dir, int id)
 {
@@ -208,6 +237,22 @@ static void json_step(const char *title, const char *said, int owner, long bytes
 	fputc(',', page);
 	json_frames(copies[1]);
 	fprintf(page, "],dir:\"%s\",moved:%ld", dir, bytes);
+}
+
+/* Where a coroutine is cloned: the fingerprints of both heap copies'
+ * bytes, as hexadecimal text ("" for none). */
+static void json_sums(const struct walkthrough *w, const unsigned long sums[2])
+{
+	if (!w->clones)
+		return;
+	fputs(",sums:[", page);
+	for (int id = 0; id < 2; id++) {
+		char hex[24] = "";
+		if (sums[id] != 0)
+			snprintf(hex, sizeof hex, "%08lx", sums[id]);
+		fprintf(page, "%s\"%s\"", id ? "," : "", hex);
+	}
+	fputc(']', page);
 }
 
 /* A first run: the run stack still holds the last yield's bytes, which
@@ -228,6 +273,15 @@ static void json_steps(const struct walkthrough *w)
 	char title[160];
 	for (int i = w->first; i < w->end; i++) {
 		const struct step *s = &steps[i], *prev = i > w->first ? s - 1 : &start;
+		if (s->cloned) {
+			/* one step: the run stack as it was, the heap copy copied */
+			after_line(s, title, sizeof title);
+			json_step(title, s->said_before, s->owned ? s->id : -1, s->owned, s->owned ? s->copies[s->id] : NULL,
+				  s->heap, s->copies, "clone", s->id);
+			json_sums(w, s->sums);
+			fprintf(page, ",copied:%ld,copy:%d},\n", s->copied_out, s->other);
+			continue;
+		}
 		resume_line(s, title, sizeof title);
 		if (s->first_run) {
 			json_step(title, s->said_before, -1, 0, NULL, prev->heap, prev->copies, "none", s->id);
@@ -237,12 +291,14 @@ static void json_steps(const struct walkthrough *w)
 			json_step(title, s->said_before, s->id, s->owned + s->copied_in, prev->copies[s->id],
 				  prev->heap, prev->copies, s->owned ? "kept" : "in", s->id);
 		}
+		json_sums(w, prev->sums);
 		fputs("},\n", page);
 		after_line(s, title, sizeof title);
 		if (s->returned)
 			json_step(title, s->said, -1, 0, NULL, s->heap, s->copies, "none", s->id);
 		else
 			json_step(title, s->said, s->id, s->copied_out, s, s->heap, s->copies, "out", s->id);
+		json_sums(w, s->sums);
 		fputs("},\n", page);
 	}
 }
@@ -305,6 +361,7 @@ void trace_begin(struct schedule *S)
 	run_stack_sizes(&w->size, &w->guard);
 	memset(heap_now, 0, sizeof heap_now);
 	memset(last_yield, 0, sizeof last_yield);
+	memset(sums_now, 0, sizeof sums_now);
 	on_run_stack = -1;
 }
 
@@ -354,18 +411,22 @@ void trace_after_resume(struct schedule *S, int id, int other)
 		if (known) {
 			heap_now[id] = -1;
 			last_yield[id] = NULL;
+			sums_now[id] = 0;
 		}
 	} else {
 		s->copied_out = coroutine_stack_size(S, id);
 		s->nframes = find_frames(s->copied_out, s->frames);
+		s->sum = slice_fingerprint(s->copied_out);
 		if (known) {
 			heap_now[id] = s->copied_out;
 			last_yield[id] = s;
+			sums_now[id] = s->sum;
 		}
 		on_run_stack = id;
 	}
 	memcpy(s->heap, heap_now, sizeof heap_now);
 	memcpy(s->copies, last_yield, sizeof last_yield);
+	memcpy(s->sums, sums_now, sizeof sums_now);
 	if (html) {
 		demo_said(s->said, sizeof s->said);
 		return;
@@ -376,6 +437,43 @@ void trace_after_resume(struct schedule *S, int id, int other)
 		draw_stacks(s);
 		show_frames(s);
 	}
+	if (clone_trace)
+		show_fingerprints(s);
+}
+
+/* The clone is made from id's heap copy, byte for byte: its own heap
+ * copy holds the bytes of id's last yield, whose fingerprint it shares.
+ * The run stack is not touched: id's bytes are still there if they were. */
+void trace_clone(struct schedule *S, int id, int copy)
+{
+	struct step *s = nsteps < MAX_STEPS ? &steps[nsteps++] : &spare;
+	char line[160];
+	memset(s, 0, sizeof *s);
+	s->id = id;
+	s->other = copy;
+	s->cloned = 1;
+	s->copied_out = coroutine_stack_size(S, copy);
+	if (id == on_run_stack)
+		s->owned = coroutine_stack_size(S, id);
+	if (id >= 0 && id < 2 && copy >= 0 && copy < 2) {
+		heap_now[copy] = s->copied_out;
+		last_yield[copy] = last_yield[id];
+		sums_now[copy] = sums_now[id];
+	}
+	memcpy(s->heap, heap_now, sizeof heap_now);
+	memcpy(s->copies, last_yield, sizeof last_yield);
+	memcpy(s->sums, sums_now, sizeof sums_now);
+	if (nwalkthroughs > 0) {
+		walkthroughs[nwalkthroughs - 1].end = nsteps;
+		walkthroughs[nwalkthroughs - 1].clones = 1;
+	}
+	if (html) {
+		demo_said(s->said_before, sizeof s->said_before);
+		return;
+	}
+	after_line(s, line, sizeof line);
+	printf("  %s\n", line);
+	show_fingerprints(s);
 }
 
 enum trace_mode trace_start(const char *arg)
@@ -386,6 +484,10 @@ enum trace_mode trace_start(const char *arg)
 		return TRACE_TEXT;
 	if (strcmp(arg, "--trace=trees") == 0)
 		return TRACE_TREES;
+	if (strcmp(arg, "--trace=clone") == 0) {
+		clone_trace = 1;
+		return TRACE_CLONE;
+	}
 	if (strcmp(arg, "--trace=html") == 0) {
 		html = 1;
 		keep_demo_lines();

@@ -13,7 +13,8 @@ enum trace_mode {
 	TRACE_OFF,      /* none: the demo, as the original runs it */
 	TRACE_TEXT,     /* --trace: the demo, traced */
 	TRACE_TREES,    /* --trace=trees: the second program, traced */
-	TRACE_HTML      /* --trace=html: both, as one page */
+	TRACE_CLONE,    /* --trace=clone: the third program, traced */
+	TRACE_HTML      /* --trace=html: all three, as one page */
 };
 
 /* Reads main's argument. */
@@ -23,6 +24,8 @@ void trace_begin(struct schedule *S);
 /* Around main's coroutine_resume(S, id); other is the other coroutine. */
 void trace_resume(struct schedule *S, int id);
 void trace_after_resume(struct schedule *S, int id, int other);
+/* After main's copy = coroutine_clone(S, id). */
+void trace_clone(struct schedule *S, int id, int copy);
 /* The second program: coroutine id walks the tree shape, written
  * value(left,right) with - for no child, e.g. 1(-,2): --trace=trees prints
  * it, the page draws it. */

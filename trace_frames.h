@@ -33,4 +33,9 @@ void run_stack_sizes(long *size, long *guard);
  * how many (0: none found). */
 int find_frames(long size, struct frame *frames);
 
+/* Just after a yield, back in main: a fingerprint of the slice of size
+ * bytes at the top of the run stack (32-bit FNV-1a of its bytes), the
+ * bytes its heap copy now holds.  0 where the run stack is not found. */
+unsigned long slice_fingerprint(long size);
+
 #endif

@@ -7,8 +7,11 @@
 # the program must run on as without gdb (test/debug/gdb_test.sh); what
 # they say where they cannot (test/debug/gdb_refusals.sh) and while another
 # thread runs, in non-stop mode (test/debug/gdb_nonstop.sh); two copies of
-# the library in one process (test/debug/gdb_two_copies.sh); and the gdb
-# session of docs/debugging.md is what gdb prints (test/debug/readme_session.sh).
+# the library in one process (test/debug/gdb_two_copies.sh); clones listed
+# like any coroutine (test/debug/clones.c, test/debug/clones_test.sh, in gdb
+# on every build and in lldb); and the session of docs/debugging.md is what gdb
+# prints
+# (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2 (program and library),
 # against both backends, natively; and the -O2 builds for aarch64, under
 # qemu-user's gdb stub with gdb-multiarch.  Each build in its own directory.
@@ -41,6 +44,14 @@ DEBUG_NONSTOP := asm-gcc-O0 ucontext-gcc-O2 asm-clang-O2 ucontext-clang-O1
 $(B)/debug/%/nonstop: test/debug/nonstop.c $(B)/debug/%/waiting
 	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/nonstop.c \
 		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -lpthread -o $@
+
+# Coroutines and their clones, on every build.
+$(B)/debug/%/clones: test/debug/clones.c $(B)/debug/%/waiting
+	$(DEBUG_CC_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/clones.c \
+		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -o $@
+
+$(B)/debug/%/clones-checked: $(B)/debug/%/clones debug/coroutine-gdb.py test/debug/clones_test.sh
+	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/clones_test.sh gdb $< $(@D)/clones-out
 
 $(B)/debug/%/nonstop-checked: $(B)/debug/%/nonstop debug/coroutine-gdb.py test/debug/gdb_nonstop.sh
 	@test/debug/gdb_nonstop.sh $< $(@D)/nonstop-out
@@ -96,11 +107,13 @@ $(B)/debug/demo/%/demo-checked: $(B)/debug/demo/%/main debug/coroutine-gdb.py te
 DEBUG_LLDB_BUILDS := $(if $(shell command -v lldb),ucontext-gcc-O0 asm-gcc-O2 ucontext-clang-O2 asm-clang-O1)
 LLDB_PYTHONPATH   ?= /usr/lib/llvm-14/lib/python3.11/dist-packages
 
-$(B)/debug/%/lldb-checked: $(B)/debug/%/waiting debug/coroutine_lldb.py test/debug/lldb_test.sh
+$(B)/debug/%/lldb-checked: $(B)/debug/%/waiting $(B)/debug/%/clones debug/coroutine_lldb.py test/debug/lldb_test.sh \
+		test/debug/clones_test.sh
 	@PYTHONPATH=$(LLDB_PYTHONPATH) test/debug/lldb_test.sh $< $(@D)/lldb
+	@PYTHONPATH=$(LLDB_PYTHONPATH) test/debug/clones_test.sh lldb $(@D)/clones $(@D)/lldb-clones
 
 .PHONY: debug-test
-debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked) $(DEBUG_REFUSALS) \
+debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked $(B)/debug/$(d)/clones-checked) $(DEBUG_REFUSALS) \
 		$(foreach d,$(DEBUG_NONSTOP),$(B)/debug/$(d)/nonstop-checked) \
 		$(foreach b,$(BACKENDS),$(B)/debug/demo/$(b)/demo-checked) \
 		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked) $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so

@@ -251,9 +251,10 @@ check_view() { # view
 # other's coroutine 0), in a yield of game's coroutine 0 (its switch, after
 # the library has said no coroutine runs), at the start of a resume that
 # copies a slice back (take_run_stack), and at -O0 once the copy is made
-# (before the run stack's owner changes).  The conditions are gdb's to test
-# (qemu-user's stub would take the -1 of an int for 0xffffffff).
-owner_line=$(awk '/^static ALWAYS_INLINE void put_back_slice\(/ { on = 1 } on && /S->owner = C;/ { print NR; exit }' \
+# (before the run stack's owner changes, in put_back_slice, which
+# take_run_stack calls).  The conditions are gdb's to test (qemu-user's
+# stub would take the -1 of an int for 0xffffffff).
+owner_line=$(awk '/ void put_back_slice\(/ { on = 1 } on && /S->owner = C;/ { print NR; exit }' \
 	"$here/../../coroutine.cpp")
 switches() {
 	on_game='game != 0 && (long)$sp >= (long)game->stack && (long)$sp < (long)game->top && game->running == -1'

@@ -1,34 +1,40 @@
 #!/bin/bash
 # The page of `main --trace=html`, checked in a real browser: headless
 # Chromium (driven by test/docs/trace_page.js, with node) opens it at every
-# step of both walkthroughs (#walk=W&step=N, and &next=K, which presses its
+# step of the three walkthroughs (#walk=W&step=N, and &next=K, which presses its
 # "next" button K times), in a window of 1,024 x 768 pixels, a projector's.
 #
 # What its script drew (the DOM after it ran) must say what the text trace
 # says at that step (`main --trace` for the demo, `main --trace=trees` for
-# the second): the step count, the step's line, what the program printed,
-# the frames on the run stack and in both heap copies with their bytes,
-# and the bytes that moved.  And what a learner needs beside it: the heap
-# copy drawn at its block's size (the deepest slice so far: a block never
-# shrinks), one scale for both walkthroughs, a first run drawing the frames
-# the coroutine starts with (the library's entry, then its function), each
-# frame's bytes said (return address, saved registers, locals), and in the
-# trees walkthrough each tree with the node its coroutine is at and a
-# caption that counts the walk frames its slice really holds, saying why
-# there are fewer than nodes from the root where there are (tail calls).
+# the second, `main --trace=clone` for the third): the step count, the
+# step's line, what the program printed, the frames on the run stack and in
+# both heap copies with their bytes, the bytes that moved, and in the clone
+# walkthrough each heap copy's fingerprint.  And what a learner needs
+# beside it: the heap copy drawn at its block's size (the deepest slice so
+# far: a block never shrinks), one scale for every walkthrough, a first
+# run drawing the frames the coroutine starts with (the library's entry,
+# then its function), each frame's bytes said (return address, saved
+# registers, locals), and in the trees walkthrough each tree with the node
+# its coroutine is at and a caption that counts the walk frames its slice
+# really holds, saying why there are fewer than nodes from the root where
+# there are (tail calls).
 #
 # The trace itself must hold what the program makes it hold, on either
 # backend: at every yield, the library's entry (the same at every yield),
-# the coroutine's function (foo; or walk, once per call still running:
-# one per node from the root, less the right children where walk's call
-# for a right child is a tail call, which its disassembly says on x86_64),
-# coroutine_yield and the save, whose bytes add up to the slice.
+# the coroutine's function (foo or choose; or walk, once per call still
+# running: one per node from the root, less the right children where
+# walk's call for a right child is a tail call, which its disassembly says
+# on x86_64), coroutine_yield and the save, whose bytes add up to the
+# slice.  And in the clone walkthrough, two heap copies of the same bytes
+# that part: right after coroutine_clone both fingerprints are the
+# original's, and once each has been resumed and has yielded again, each
+# has a fingerprint of its own, neither the one they shared.
 #
 # Every step must show its run stack, heap copies and caption without
 # scrolling, and the legend must open beside the step and close on it
 # (trace_page.js measures them); so must the steps of a copy of the page
-# given a third coroutine (a clone's heap copy and tree), as
-# coroutine_clone's walkthrough will need.  Screenshots of every step, and
+# given a third coroutine (a third heap copy and tree), as a walkthrough
+# with a clone of both coroutines would need.  Screenshots of every step, and
 # where each step's parts end (heights.txt), are left in OUT.
 #
 #   test/docs/trace_page.sh MAIN OUT
@@ -39,6 +45,7 @@ mkdir -p "$out"
 rm -f "$out"/*.png "$out"/*.html
 "$main" --trace > "$out/trace-1.txt"
 "$main" --trace=trees > "$out/trace-2.txt"
+"$main" --trace=clone > "$out/trace-3.txt"
 "$main" --trace=html > "$out/trace.html"
 page=$(realpath "$out/trace.html")
 
@@ -52,14 +59,18 @@ if grep -n -i -E '<script[^>]*src|<link|<img|@import|url\(|https?://' "$page"; t
 	fail "the page reaches for something outside itself (above)"
 fi
 
-# A trace's steps: every resume, yield and return, one line each, and after
-# each what the page must draw at that step, one line each: "run NAME|BYTES"
-# for the frames its run stack holds (a yield's own, a copy back's or a kept
-# slice's from that coroutine's last yield; none at a first run or a
+# A trace's steps: every resume, yield, clone and return, one line each,
+# and after each what the page must draw at that step, one line each: "run
+# NAME|BYTES" for the frames its run stack holds (a yield's own, a copy
+# back's or a kept slice's from that coroutine's last yield; at a clone,
+# the original's if its bytes are still there; none at a first run or a
 # return), "copy0 NAME|BYTES" and "copy1 ..." for the frames each heap copy
-# holds (its coroutine's last yield's, none once freed), and "said LINE"
-# for each line the program printed since the step before (the last step
-# also gets what it printed after).  Frames are listed top first.
+# holds (its coroutine's last yield's, a clone's those of the coroutine it
+# was copied from; none once freed), "sum0 HEX" and "sum1 HEX" for the
+# fingerprints of the heap copies' bytes where the trace gives them (the
+# clone walkthrough), and "said LINE" for each line the program printed
+# since the step before (the last step also gets what it printed after).
+# Frames are listed top first.
 steps_of() {
 	awk '
 		function flush(   i, c) {
@@ -68,18 +79,34 @@ steps_of() {
 			print line
 			for (i = 0; i < n; i++) print "  run " f[i]
 			for (c = 0; c < 2; c++) for (i = 0; i < last_n[c]; i++) print "  copy" c " " last[c, i]
+			for (c = 0; c < 2; c++) if (sum[c] ~ /^[0-9a-f]+$/) print "  bytes" c " " letter[sum[c]]
 			for (i = 0; i < nsaid_step; i++) print "  said " said_step[i]
 		}
-		/^  (resume|yield |coroutine [0-9]+ returned)/ {
+		BEGIN { owner = -1 }
+		/^  (resume|yield |clone |coroutine [0-9]+ returned)/ {
 			flush()
 			for (i = 0; i < nsaid; i++) said_step[i] = said[i]
 			nsaid_step = nsaid; nsaid = 0
 			line = substr($0, 3); n = 0
 			split(line, w, /[ :]+/); id = w[2]
 			if (line ~ /^resume/ && line !~ /first run/) { n = last_n[id]; for (i = 0; i < n; i++) f[i] = last[id, i] }
-			if (line ~ /returned/) last_n[id] = 0
+			if (line ~ /returned/) { last_n[id] = 0; owner = -1 }
+			if (line ~ /^clone/) {
+				if (owner == id) { n = last_n[id]; for (i = 0; i < n; i++) f[i] = last[id, i] }
+				copy = line; sub(/.* to coroutine /, "", copy); sub(/[^0-9].*/, "", copy)
+				last_n[copy] = last_n[id]; for (i = 0; i < last_n[id]; i++) last[copy, i] = last[id, i]
+			}
 			yielding = line ~ /^yield/
-			if (yielding) last_n[id] = 0
+			if (yielding) { last_n[id] = 0; owner = id }
+			next
+		}
+		# the bytes named A, B, ... in the order their fingerprints appear
+		# (the page names them so: the values differ from run to run)
+		/^       heap copies. bytes \(FNV-1a\):/ {
+			for (c = 0; c < 2; c++) {
+				s = $0; sub(".* coroutine " c " ", "", s); sub(/,.*/, "", s); sum[c] = s
+				if (s ~ /^[0-9a-f]+$/ && !(s in letter)) letter[s] = sprintf("%c", 65 + letters++)
+			}
 			next
 		}
 		yielding && /^ +[0-9]+ B  / {
@@ -100,12 +127,14 @@ drawn() {
 		sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  run \1|\2/' | unescape
 	{ grep -o 'class="band hframe[^"]*" data-copy="[01]" data-name="[^"]*" data-bytes="[0-9]*"' || true; } < "$d" |
 		sed 's/.*data-copy="\([01]\)" data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  copy\1 \2|\3/' | unescape
+	{ grep -o 'class="heap" data-id="[01]"[^>]*data-sum="[A-Z]*"' || true; } < "$d" |
+		sed 's/.*data-id="\([01]\)".*data-sum="\([A-Z]*\)"/  bytes\1 \2/'
 	{ grep -o '<div class="said-line">[^<]*</div>' || true; } < "$d" |
 		sed 's|<div class="said-line">\(.*\)</div>|  said \1|' | unescape
 }
 
 declare -A nsteps
-for w in 1 2; do
+for w in 1 2 3; do
 	steps_of "$out/trace-$w.txt" > "$out/steps-$w.txt"
 	nsteps[$w]=$(grep -c -v '^  ' "$out/steps-$w.txt")
 	[ "${nsteps[$w]}" -gt 0 ] || fail "no steps in trace-$w.txt"
@@ -128,7 +157,7 @@ while read -r id shape; do tree[$id]=$shape; done < <(sed -n 's/^  coroutine \([
 # walk jumps to coroutine_yield (clang's foo does at its last yield): that
 # yield's slice then holds one frame of theirs fewer.
 tail=
-declare -A jumps_to_yield=([foo]=0 [walk]=0)
+declare -A jumps_to_yield=([foo]=0 [walk]=0 [choose]=0)
 if [ "$(uname -m)" = x86_64 ] && command -v objdump > /dev/null; then
 	objdump -d -C --no-show-raw-insn "$main" > "$out/main.dis"
 	# in_function F REGEX: how many instructions of F match REGEX
@@ -141,7 +170,7 @@ if [ "$(uname -m)" = x86_64 ] && command -v objdump > /dev/null; then
 	2) tail=0 ;;
 	*) fail "walk calls walk $(in_function walk '\tcall .*<walk\\(') times in $main's disassembly, not once or twice" ;;
 	esac
-	for f in foo walk; do
+	for f in foo walk choose; do
 		[ "$(in_function $f '\tjmp .*<coroutine_yield>')" = 0 ] || jumps_to_yield[$f]=1
 	done
 fi
@@ -155,8 +184,10 @@ yields() {
 		/^  said coroutine [0-9]+ : [0-9]+$/ { node[k] = $NF }
 		END { for (i = 1; i <= k; i++) if (i in id) print i, id[i], bytes[i], (i in node ? node[i] : "-"), fr[i] }' "$out/steps-$1.txt"
 }
-for w in 1 2; do
-	body=$([ "$w" = 1 ] && echo foo || echo walk) entry_seen=
+# The function each walkthrough's coroutines run: foo, walk, choose.
+body_of() { case $1 in 1) echo foo ;; 2) echo walk ;; 3) echo choose ;; esac; }
+for w in 1 2 3; do
+	body=$(body_of "$w") entry_seen=
 	while read -r k id bytes node list; do
 		where="walkthrough $w, step $k (yield of coroutine $id)"
 		names=$(tr ';' '\n' <<< "$list" | sed '/^$/d; s/|[0-9]*$//')
@@ -173,9 +204,9 @@ for w in 1 2; do
 		[ -z "$(grep -v -x "$body" <<< "$calls")" ] || fail "$where: frames other than $body between the entry and coroutine_yield:"$'\n'"$names"
 		count=$(grep -c -x "$body" <<< "$calls" || true)
 		# one frame fewer where the yield is a tail call
-		if [ "$w" = 1 ]; then
-			[ "$count" = 1 ] || { [ "$count" = 0 ] && [ "${jumps_to_yield[foo]}" = 1 ]; } ||
-				fail "$where: $count foo frames, not 1$([ "${jumps_to_yield[foo]}" = 0 ] || echo " (or 0: foo jumps to coroutine_yield)")"
+		if [ "$w" != 2 ]; then
+			[ "$count" = 1 ] || { [ "$count" = 0 ] && [ "${jumps_to_yield[$body]}" = 1 ]; } ||
+				fail "$where: $count $body frames, not 1$([ "${jumps_to_yield[$body]}" = 0 ] || echo " (or 0: $body jumps to coroutine_yield)")"
 			continue
 		fi
 		read -r nodes rights _ <<< "$(echo "${tree[$id]} $node" | awk -f "$here/tree_path.awk")"
@@ -196,41 +227,56 @@ yields 2 | awk '{ print $2, $4 }' | while read -r id node; do echo "${tree[$id]}
 echo "trace page: every yield holds the entry ($(paste -sd";" <<< "$entry_seen" | sed "s/;/; /g")), foo or a walk frame per call" \
 	"still running (walk's call for a right child $([ "$tail" = 1 ] && echo "a tail call, with no frame" || echo "a call with a frame")), coroutine_yield and the save"
 
+# The clone walkthrough: the clone's heap copy holds the original's bytes,
+# then each copy's own once both have yielded again.
+parted=$(awk '!/^  / { if (shared != "" && $0 ~ /^yield/) { split($0, a, /[ :]+/); again[a[2]] = 1 } step = $0; next }
+	step ~ /^clone/ && /^  bytes[01] / { s[$1] = $2; if ($1 == "bytes1") { if (s["bytes0"] != s["bytes1"]) { print "at the clone: " s["bytes0"] " and " s["bytes1"]; exit }
+		shared = s["bytes0"]; print "shared: " shared } next }
+	shared != "" && again[0] && again[1] && /^  bytes[01] / { t[$1] = $2
+		if ($1 == "bytes1") { print (t["bytes0"] != t["bytes1"] && t["bytes0"] != shared && t["bytes1"] != shared ? "parted: " : "not parted: ") t["bytes0"] " and " t["bytes1"]; exit } }' "$out/steps-3.txt")
+first=${parted%%$'\n'*} then=${parted#*$'\n'}
+case $first/$then in
+"shared: "*/"parted: "*) echo "trace page: the clone's heap copy holds the original's bytes ($first), then each its own ($then)" ;;
+/) echo "trace page: main --trace=clone gives no fingerprints here, not checked" ;;
+*) fail "main --trace=clone: the heap copies are not the same bytes at the clone, then each its own: $first; $then" ;;
+esac
+
 # ---- The page in Chromium ----------------------------------------------------
-# Every step of both walkthroughs; the steps reached by &next=K and by an
-# address without walk=; the legend opened at the first step and at the
+# Every step of the three walkthroughs; the steps reached by &next=K and by
+# an address without walk=; the legend opened at the first step and at the
 # step with the most frames of each walkthrough; and a copy of the page
-# with two more walkthroughs, each walkthrough's steps with a third
-# coroutine whose heap copy and tree are coroutine 0's (a clone's), at
-# every step and with the legend.
+# with two more walkthroughs, the first two's steps with a third coroutine
+# whose heap copy and tree are coroutine 0's, at every step and with the
+# legend.
 perl -0pe '
 	# two more tabs, and the words of the first two for them
-	s{^(<a id="walk-2".*\n)}{$1<a id="walk-3" href="#walk=3">3. A clone</a>\n<a id="walk-4" href="#walk=4">4. Two</a>\n}m;
+	s{^(<a id="walk-3".*\n)}{$1<a id="walk-4" href="#walk=4">4</a>\n<a id="walk-5" href="#walk=5">5</a>\n}m;
 	s{^(<p class="about" id="about-1">.*?</p>\n)(<p class="about" id="about-2">.*?</p>\n)}{
-		my ($one, $two) = ($1, $2); my ($three, $four) = ($one, $two);
-		$three =~ s/about-1/about-3/; $four =~ s/about-2/about-4/; "$one$two$three$four" }mse;
-	# the same steps, with a third coroutine: a clone of coroutine 0
+		my ($one, $two) = ($1, $2); my ($four, $five) = ($one, $two);
+		$four =~ s/about-1/about-4/; $five =~ s/about-2/about-5/; "$one$two$four$five" }mse;
+	# the same steps, with a third coroutine: a copy of coroutine 0
 	s{^(\];\n)}{$1\[0, 1].forEach(function (k) { var c = JSON.parse(JSON.stringify(walkthroughs[k]));
 		c.trees.push(c.trees[0]); c.steps.forEach(function (s) { s.heap.push(s.heap[0]); s.copies.push(s.copies[0]); });
 		walkthroughs.push(c); });\n}m;
 ' "$page" > "$out/three.html"
-[ "$(grep -c 'id="walk-[34]"\|id="about-[34]"\|walkthroughs.push(c)' "$out/three.html")" = 5 ] ||
+[ "$(grep -c 'id="walk-[45]"\|id="about-[45]"\|walkthroughs.push(c)' "$out/three.html")" = 5 ] ||
 	fail "cannot make the page with a third coroutine ($out/three.html)"
 deepest() { awk '!/^  / { k++ } /^  run / { n[k]++ } END { for (i in n) if (n[i] > m) { m = n[i]; s = i } print s }' "$out/steps-$1.txt"; }
 {
-	for w in 1 2; do
+	for w in 1 2 3; do
 		for k in $(seq 1 "${nsteps[$w]}"); do echo "walk-$w-step-$k $page walk=$w&step=$k"; done
 		for k in 1 3 "$(deepest "$w")"; do echo "walk-$w-step-$k-legend $page walk=$w&step=$k legend"; done
 		echo "walk-$w-next $page walk=$w&step=4&next=1"
 		echo "walk-$w-last $page walk=$w&step=1&next=$((nsteps[$w] + 3))"
-		for k in $(seq 1 "${nsteps[$w]}"); do echo "clone-$((w + 2))-step-$k $out/three.html walk=$((w + 2))&step=$k"; done
-		echo "clone-$((w + 2))-step-$(deepest "$w")-legend $out/three.html walk=$((w + 2))&step=$(deepest "$w") legend"
+		[ "$w" = 3 ] && continue
+		for k in $(seq 1 "${nsteps[$w]}"); do echo "three-$((w + 3))-step-$k $out/three.html walk=$((w + 3))&step=$k"; done
+		echo "three-$((w + 3))-step-$(deepest "$w")-legend $out/three.html walk=$((w + 3))&step=$(deepest "$w") legend"
 	done
 	echo "no-walk $page step=3"
 } > "$out/visits.txt"
 node "$here/trace_page.js" "$out" < "$out/visits.txt" > "$out/heights.txt" ||
 	fail "in Chromium, at 1,024 x 768 (above; where each step's parts end: $out/heights.txt)"
-grep -h '^walk-[12]-step-[0-9]* ' "$out/heights.txt" | sed 's/^[^ ]* //' |
+grep -h '^walk-[123]-step-[0-9]* ' "$out/heights.txt" | sed 's/^[^ ]* //' |
 	awk '{ b = 0; for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/ && $(i - 1) != "step") { v = $i + 0; if (v > b) b = v } }
 		b > m { m = b; s = $0 } END { print "trace page: every step fits; the lowest part ends " m " pixels down (" s ")" }'
 
@@ -255,6 +301,7 @@ check_step() { # walkthrough, visit, step shown
 	line=$(echo "$want" | head -1)
 	case $line in
 	yield*) dir=out moved=$(echo "$line" | sed 's/.*copied \([0-9]*\) bytes.*/\1/') ;;
+	clone*) dir=clone moved=$(echo "$line" | sed 's/.*heap copy, \([0-9]*\) bytes.*/\1/') ;;
 	*copy*back*) dir=in moved=$(echo "$line" | sed 's/.*copy \([0-9]*\) bytes.*/\1/') ;;
 	*still*) dir=kept moved=$(echo "$line" | sed 's/.*its \([0-9]*\) bytes.*/\1/') ;;
 	*) dir=none moved=0 ;;
@@ -268,6 +315,7 @@ check_step() { # walkthrough, visit, step shown
 	for c in 0 1; do
 		block=$(awk -v k="$k" -v c="$c" '!/^  / { s++ } s > k { exit }
 			$0 ~ "^yield  " c ":" { n = $4 + 0; if (n > b) b = n }
+			$0 ~ "^clone .* to coroutine " c "'"'"'s" { n = $7 + 0; if (n > b) b = n }
 			$0 ~ "^coroutine " c " returned" { b = -1 } END { print b + 0 }' "$out/steps-$w.txt")
 		[ "$block" -le 0 ] && continue
 		grep -q "class=\"box c$c[^\"]*\"[^>]*data-block=\"$block\"" "$d" ||
@@ -299,7 +347,7 @@ check_step() { # walkthrough, visit, step shown
 	# is a tail call) the function it jumped to.
 	if [[ $line == *"first run"* ]]; then
 		local body start next
-		body=$([ "$w" = 1 ] && echo foo || echo walk)
+		body=$(body_of "$w")
 		start=$({ grep -o 'class="band start[^"]*" data-name="[^"]*" data-bytes="[0-9]*"' || true; } < "$d" |
 			sed 's/.*data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/\1|\2/' | sed 's/&#39;/'"'"'/g; s/&amp;/\&/g')
 		next=$(awk -v k="$k" -v id="${line#resume }" 'BEGIN { sub(/:.*/, "", id) } !/^  / { s++; y = s > k && $0 ~ "^yield  " id ":" }
@@ -351,13 +399,13 @@ expected_so_far() { awk -v k="$2" '!/^  / { s++ } s <= k' "$out/steps-$1.txt"; }
 scale=$(sed -n 's/.*id="zoom" data-scale="\([0-9.e-]*\)".*/\1/p' "$out/walk-1-step-2.html")
 [ -n "$scale" ] || fail "the page says no scale"
 
-for w in 1 2; do
+for w in 1 2 3; do
 	for k in $(seq 1 "${nsteps[$w]}"); do check_step "$w" "walk-$w-step-$k" "$k"; done
 	check_step "$w" "walk-$w-next" 5
 	check_step "$w" "walk-$w-last" "${nsteps[$w]}"
 done
 check_step 1 no-walk 3
-echo "trace page: every step of both walkthroughs draws what the trace says (${nsteps[1]} and ${nsteps[2]} steps)"
+echo "trace page: every step of the three walkthroughs draws what the trace says (${nsteps[1]}, ${nsteps[2]} and ${nsteps[3]} steps)"
 
 # The saved registers a frame names are the function's: on x86_64, the
 # registers its prologue pushes before its first call, in the program's

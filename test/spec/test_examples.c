@@ -1,7 +1,8 @@
 /*
  * test_examples.c - the examples and the demo print exactly what their
  * examples/<name>.expected files say, and main --trace reports copies that
- * add up, and the frames of every saved slice.
+ * add up, and the frames of every saved slice; main --trace=clone, a clone
+ * that starts as the same bytes and parts at the next yields.
  *
  * The Makefile builds each backend's examples in build/<backend>/examples/
  * and its demo in build/<backend>/main, beside build/<backend>/test_examples:
@@ -431,6 +432,98 @@ static void test_trace_names_the_frames_of_every_yield(void **state)
 	free_output(&r);
 }
 
+/* ---- The clone walkthrough (main --trace=clone) -------------------------------- */
+
+static const char *const clone_args[] = { "--trace=clone", NULL };
+
+/* What the trace says of both heap copies after a step: their fingerprints
+ * (0: none, or not known where the run stack is not found). */
+struct fingerprints {
+	unsigned long sum[2];
+	int known;
+};
+
+static int read_fingerprints(const char *line, struct fingerprints *f)
+{
+	char text[2][16];
+	if (sscanf(line, "       heap copies' bytes (FNV-1a): coroutine 0 %15[^,], coroutine 1 %15[^\n]", text[0],
+		   text[1]) != 2)
+		return 0;
+	f->known = 0;
+	for (int id = 0; id < 2; id++) {
+		char *end;
+		f->sum[id] = strtoul(text[id], &end, 16);
+		if (*end != '\0' || end == text[id])
+			f->sum[id] = 0;
+		else
+			f->known = 1;
+	}
+	return 1;
+}
+
+/*
+ * main clones coroutine 0 after its first yield: the clone's heap copy is
+ * copied from the original's (its bytes, and their fingerprint, the same),
+ * the clone's first resume copies back those bytes, and once each has been
+ * resumed and has yielded again, their heap copies differ from each other
+ * and from the bytes they shared.  The demo's lines are its own: each copy
+ * adds its id to the path it prints.
+ */
+static void test_clone_trace_shows_the_same_bytes_then_each_its_own(void **state)
+{
+	skip_trace_in_checked_build();
+	struct output r = run("main", clone_args);
+	const char *line;
+	long saved[2] = { 0, 0 };
+	int clones = 0, yields_after[2] = { 0, 0 }, parted = 0, resumes_after = 0;
+	unsigned long shared = 0;
+	struct fingerprints f = { { 0, 0 }, 0 };
+	(void)state;
+	assert_string_equal(r.err, "");
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	char *demo = demo_lines(r.out);
+	assert_string_equal(demo, "main start\ncoroutine 0 : 1\ncoroutine 0 : 10\ncoroutine 1 : 11\n"
+				  "coroutine 0 : 100\ncoroutine 1 : 111\nmain end\n");
+	free(demo);
+	for (line = r.out; line != NULL; line = next_line(line)) {
+		int id, copy;
+		long bytes;
+		if (sscanf(line, "  yield  %d: copied %ld bytes", &id, &bytes) == 2) {
+			assert_in_range(id, 0, 1);
+			saved[id] = bytes;
+			yields_after[id] += clones;
+		} else if (sscanf(line, "  clone  %d: copied its heap copy, %ld bytes, to coroutine %d's", &id, &bytes,
+				  &copy) == 3) {
+			assert_int_equal(id, 0);
+			assert_int_equal(copy, 1);
+			assert_int_equal(bytes, saved[0]);
+			saved[1] = bytes;
+			clones++;
+		} else if (sscanf(line, "  resume %d: copy %ld bytes back", &id, &bytes) == 2) {
+			assert_in_range(id, 0, 1);
+			assert_int_equal(bytes, saved[id]);
+			resumes_after += id == 1;
+		} else if (read_fingerprints(line, &f) && f.known) {
+			if (clones == 1 && shared == 0) {
+				/* the line right after the clone's */
+				assert_true(f.sum[0] != 0);
+				assert_int_equal(f.sum[1], f.sum[0]);
+				shared = f.sum[0];
+			} else if (yields_after[0] > 0 && yields_after[1] > 0 && !parted) {
+				assert_true(f.sum[0] != f.sum[1]);
+				assert_true(f.sum[0] != shared && f.sum[1] != shared);
+				parted = 1;
+			}
+		}
+	}
+	assert_int_equal(clones, 1);
+	assert_true(resumes_after >= 1); /* the clone's bytes copied back */
+	/* where the run stack is found, the fingerprints are there */
+	assert_int_equal(shared != 0, FRAMES_FOUND);
+	assert_int_equal(parted, FRAMES_FOUND);
+	free_output(&r);
+}
+
 static void test_demo_rejects_unknown_arguments(void **state)
 {
 	static const char *const args[] = { "--verbose", NULL };
@@ -457,6 +550,7 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_trace_keeps_the_demo_lines),
 		cmocka_unit_test(test_trace_copies_back_what_the_yield_saved),
 		cmocka_unit_test(test_trace_names_the_frames_of_every_yield),
+		cmocka_unit_test(test_clone_trace_shows_the_same_bytes_then_each_its_own),
 		cmocka_unit_test(test_demo_rejects_unknown_arguments),
 	};
 	char *slash = strrchr(argv[0], '/');
