@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define NOINLINE __attribute__((noinline))
-#define CLEANUP(f) __attribute__((cleanup(f)))
+#define CLEANUP(f) __attribute__((cleanup(f), unused)) /* read by f alone */
 #if defined(__has_feature)
 #define ASAN_BY_FEATURE __has_feature(address_sanitizer) /* clang's */
 #else

@@ -111,7 +111,7 @@ static void test_coroutines_of_a_library_loaded_later_rethrow_their_own(void **s
 	struct schedule *S = coroutine_open(); /* the thread's first use */
 	int before = coroutine_new(S, yield_once, NULL);
 	struct handler a = { "first", "" }, b = { "second", "" }, m = { "main's", "" };
-	struct plugin p = { NULL, NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
+	struct plugin p = { NULL, NULL, NULL, NULL, NULL, NULL, NULL }; /* found in the plugin, loaded below */
 	const char *why;
 	int ia, ib;
 	(void)state;
