@@ -1890,7 +1890,7 @@ static void rebase_copied_context(context *, const context *) {}
  * the schedule's area, where hand_over_frames puts the copy's own frames
  * back (see copy_frames): the same. */
 static void rebase_copied_context(context *, const context *) {}
-#else
+#elif defined(__APPLE__) || (defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__)))
 /* p, if it points into the context *from, at the same place in *to. */
 static void *rebased(void *p, const context *from, context *to)
 {
@@ -1902,18 +1902,19 @@ static void *rebased(void *p, const context *from, context *to)
  * into the context itself: glibc's on x86 (uc_mcontext.fpregs, at
  * __fpregs_mem: the x87 control word, the rounding mode of long double)
  * and macOS's (uc_mcontext, at __mcontext_data).  Left alone, a copy would
- * take its original's, and read freed memory once the original is gone.
- * glibc keeps the FP state inside uc_mcontext on aarch64, armv7 and riscv64. */
+ * take its original's, and read freed memory once the original is gone. */
 static void rebase_copied_context(context *copy, const context *original)
 {
 #if defined(__APPLE__)
 	copy->uc_mcontext = (mcontext_t)rebased(copy->uc_mcontext, original, copy);
-#elif defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__))
-	copy->uc_mcontext.fpregs = (fpregset_t)rebased(copy->uc_mcontext.fpregs, original, copy);
 #else
-	(void)copy, (void)original;
+	copy->uc_mcontext.fpregs = (fpregset_t)rebased(copy->uc_mcontext.fpregs, original, copy);
 #endif
 }
+#else
+/* glibc keeps the FP state inside uc_mcontext on aarch64, armv7 and
+ * riscv64, with no pointer to it: a copy of the words is right. */
+static void rebase_copied_context(context *, const context *) {}
 #endif
 
 /* ---- Slices in their blocks, and the quick paths of a shallow one ------- */
