@@ -23,8 +23,9 @@ struct use {
 static void hand_out_deep(struct schedule *S, struct use *h, int depth)
 {
 	volatile int value = 42;
-	volatile char frame[64];
+	volatile char frame[64]; /* room on the run stack, nothing else */
 	frame[depth] = (char)depth;
+	(void)frame;
 	if (depth > 0) {
 		hand_out_deep(S, h, depth - 1);
 		return;
