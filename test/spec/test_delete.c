@@ -385,6 +385,30 @@ static void test_delete_the_run_stacks_owner(void **state)
 	assert_int_equal(h.corrupt, 0);
 }
 
+/* Once the run stack's owner is deleted, its bytes there are nobody's: a
+ * copy made next, whose block malloc may well place where the deleted
+ * one's was, must get its own bytes put back, not run on those. */
+static void test_a_copy_made_after_deleting_the_run_stacks_owner_runs_on_its_own_bytes(void **state)
+{
+	struct schedule *S = (struct schedule *)*state;
+	struct holder kept = holder_of(2000, 11, 1), deleted = holder_of(2000, 22, 1);
+	int original = coroutine_new(S, hold, &kept);
+	int owner = coroutine_new(S, hold, &deleted);
+	int copy;
+	coroutine_resume(S, original);
+	coroutine_resume(S, owner); /* last to run: its bytes are on the run stack */
+	coroutine_delete(S, owner);
+	copy = coroutine_clone(S, original);
+	assert_true(copy >= 0);
+	coroutine_resume(S, copy);
+	assert_int_equal(coroutine_status(S, copy), COROUTINE_DEAD);
+	assert_int_equal(kept.finished, 1);
+	assert_int_equal(kept.corrupt, 0);
+	assert_int_equal(deleted.finished, 0);
+	coroutine_resume(S, original);
+	assert_int_equal(kept.corrupt, 0);
+}
+
 static void test_delete_a_coroutine_whose_bytes_are_in_its_block(void **state)
 {
 	struct schedule *S = (struct schedule *)*state;
@@ -780,6 +804,7 @@ int main(int argc, char **argv)
 		schedule_test(test_ids_after_deletes_follow_the_original_rule),
 		schedule_test(test_other_coroutines_keep_their_data_and_finish),
 		schedule_test(test_delete_the_run_stacks_owner),
+		schedule_test(test_a_copy_made_after_deleting_the_run_stacks_owner_runs_on_its_own_bytes),
 		schedule_test(test_delete_a_coroutine_whose_bytes_are_in_its_block),
 		schedule_test(test_delete_a_deep_slice),
 		schedule_test(test_delete_a_shallow_slice),
