@@ -188,17 +188,18 @@ check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
 # Both backends, then README's checks and the benches' (natively), then test_misuse and
 # test_alloc against an NDEBUG build (the checks must not be asserts), then
 # test_api against the largest run stack the library accepts (see test.mk).
+# BACKENDS_ONLY=1: the two backends' suites alone.
 # Quiet (V=1 shows every command and log), and it goes on after a failure,
 # so that its last line counts every test of every build it ran.
 QUIET = $(if $(V),,-s) --no-print-directory
 test:
 	@export TEST_TALLY=$(abspath $(B))/tests.tally; mkdir -p $(B); : > $$TEST_TALLY; ok=1; \
 	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b check-no-cxx-runtime check || ok=; done; \
-	if [ -z "$(EMULATOR)$(EXE)$(NO_README_CHECK)" ]; then $(MAKE) $(QUIET) readme-check || ok=; \
+	if [ -z "$(EMULATOR)$(EXE)$(NO_README_CHECK)$(BACKENDS_ONLY)" ]; then $(MAKE) $(QUIET) readme-check || ok=; \
 		$(MAKE) $(QUIET) bench-check || ok=; fi; \
-	$(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
+	[ -n "$(BACKENDS_ONLY)" ] || $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check || ok=; \
-	if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)" ]; then $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/maxstack \
+	if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)$(BACKENDS_ONLY)" ]; then $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/maxstack \
 		CPPFLAGS="$(CPPFLAGS) -DCOROUTINE_STACK_SIZE=$(MAX_STACK_SIZE)" TESTS="$(MAX_STACK_TESTS)" check || ok=; fi; \
 	[ -n "$$ok" ] || echo "make test: FAILED (see above)"; \
 	test/support/run.sh total && [ -n "$$ok" ]
