@@ -45,27 +45,11 @@ static void close_in_dllmain(void)
 	FreeLibrary(plugin);
 }
 
-static const struct {
-	const char *name;
-	void (*run)(void);
-} child_cases[] = {
+static const struct child_case child_cases[] = {
 	{ "open-in-dllmain", open_in_dllmain },
 	{ "close-in-dllmain", close_in_dllmain },
+	{ NULL, NULL }
 };
-#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
-
-static int run_named_case(const char *name)
-{
-	size_t i;
-	enter_child();
-	for (i = 0; i < CHILD_CASES; i++)
-		if (strcmp(child_cases[i].name, name) == 0) {
-			child_cases[i].run();
-			return 4;
-		}
-	fprintf(stderr, "no case named %s\n", name);
-	return 2;
-}
 
 static void yield_once(struct schedule *S, void *ud)
 {
@@ -136,20 +120,19 @@ static const char *works_while_another_thread_holds_the_loader_lock(void)
 
 int main(int argc, char **argv)
 {
-	struct child c;
 	if (argc == 3 && strcmp(argv[1], "--child") == 0)
-		return run_named_case(argv[2]);
+		return run_named_case(child_cases, argv[2]);
 	enter_child(); /* here too: a fault ends the program with its code (wine's would be 0) */
 	report("the DLL and the program open, run and close outside DllMain", works_outside_dllmain());
 	report("another thread's loader lock refuses nothing here",
 	       works_while_another_thread_holds_the_loader_lock());
-	c = run_child("open-in-dllmain", open_in_dllmain);
 	report("coroutine_open is refused in DllMain",
-	       aborted_with(&c, "coroutine_open: called under the loader lock "
-				"(from DllMain, or a DLL's static constructor or destructor)"));
-	c = run_child("close-in-dllmain", close_in_dllmain);
+	       child_aborts_with(child_cases, open_in_dllmain,
+				 "coroutine_open: called under the loader lock "
+				 "(from DllMain, or a DLL's static constructor or destructor)"));
 	report("coroutine_close is refused in DllMain",
-	       aborted_with(&c, "coroutine_close: called under the loader lock "
-				"(from DllMain, or a DLL's static constructor or destructor)"));
+	       child_aborts_with(child_cases, close_in_dllmain,
+				 "coroutine_close: called under the loader lock "
+				 "(from DllMain, or a DLL's static constructor or destructor)"));
 	return finish();
 }

@@ -824,61 +824,34 @@ static const char *threads_drive_their_own_schedules(void)
 
 /* ---- The cases that end their program, each run in a child -------------------- */
 
-static const struct {
-	const char *name; /* what "driver --child NAME" runs (Windows) */
-	void (*run)(void);
-} child_cases[] = {
+static const struct child_case child_cases[] = {
 	{ "frame-just-past-the-run-stack", run_frame_just_past_the_run_stack },
 	{ "frame-of-twice-the-run-stack", run_frame_of_twice_the_run_stack },
 	{ "resume-suspended-on-another-thread", resume_suspended_on_another_thread },
 	{ "resume-on-a-third-thread", resume_on_a_third_thread },
 	{ "resume-past-the-live-count-on-another-thread", resume_past_the_live_count_on_another_thread },
+	{ NULL, NULL }
 };
-#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
-
-static struct child run_case(void (*run)(void))
-{
-	for (size_t i = 0; i < CHILD_CASES; i++)
-		if (child_cases[i].run == run)
-			return run_child(child_cases[i].name, run);
-	abort(); /* every case is in child_cases */
-}
-
-/* "--child NAME": runs that case, in the child of run_child. */
-static int run_named_case(const char *name)
-{
-	enter_child();
-	for (size_t i = 0; i < CHILD_CASES; i++)
-		if (strcmp(child_cases[i].name, name) == 0) {
-			child_cases[i].run();
-			/* Every case must fault or abort: a code of its own tells
-			 * one that came back from a crash that went unreported
-			 * (wine ends such a process with 0). */
-			return 4;
-		}
-	fprintf(stderr, "no case named %s\n", name);
-	return 2;
-}
 
 static void report_child_checks(void)
 {
 	struct child c;
-	c = run_case(run_frame_just_past_the_run_stack);
+	c = run_case(child_cases, run_frame_just_past_the_run_stack);
 	report("a frame just past the run stack faults on the guard", faulted(&c));
-	c = run_case(run_frame_of_twice_the_run_stack);
+	c = run_case(child_cases, run_frame_of_twice_the_run_stack);
 	report("a frame of twice the run stack faults on the guard", faulted(&c));
-	c = run_case(resume_suspended_on_another_thread);
 	report("a coroutine is refused on another thread than its yield's",
-	       aborted_with(&c, "coroutine_resume: coroutine 2 was suspended on another thread; "
-				"resume it on that thread"));
-	c = run_case(resume_on_a_third_thread);
+	       child_aborts_with(child_cases, resume_suspended_on_another_thread,
+				 "coroutine_resume: coroutine 2 was suspended on another thread; "
+				 "resume it on that thread"));
 	report("a coroutine stays refused when the schedule moves on to a third thread",
-	       aborted_with(&c, "coroutine_resume: coroutine 0 was suspended on another thread; "
-				"resume it on that thread"));
-	c = run_case(resume_past_the_live_count_on_another_thread);
+	       child_aborts_with(child_cases, resume_on_a_third_thread,
+				 "coroutine_resume: coroutine 0 was suspended on another thread; "
+				 "resume it on that thread"));
 	report("a coroutine in a slot past the live count is refused on another thread",
-	       aborted_with(&c, "coroutine_resume: coroutine 2 was suspended on another thread; "
-				"resume it on that thread"));
+	       child_aborts_with(child_cases, resume_past_the_live_count_on_another_thread,
+				 "coroutine_resume: coroutine 2 was suspended on another thread; "
+				 "resume it on that thread"));
 }
 
 #endif /* HAS_CHILDREN_AND_THREADS */
@@ -887,7 +860,7 @@ int main(int argc, char **argv)
 {
 #if HAS_CHILDREN_AND_THREADS
 	if (argc == 3 && strcmp(argv[1], "--child") == 0)
-		return run_named_case(argv[2]);
+		return run_named_case(child_cases, argv[2]);
 #endif
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 60;
 	report("random programs agree with the model", random_programs(runs));

@@ -64,16 +64,6 @@
 #define skip_because(why) do { print_message("%s\n", why); skip(); } while (0)
 #endif
 
-/* The child wrote exactly line and aborted (see child.h); else the test
- * fails, saying what the child did. */
-#define assert_child_aborted_with(c, line) \
-	do { \
-		const char *why_ = aborted_with(&(c), line); \
-		if (why_ != NULL) \
-			printf("     %s\n", why_); \
-		assert_true(why_ == NULL); \
-	} while (0)
-
 enum { MAX_IDS = 64 };
 
 /* ---- A copy of a coroutine that never ran ---------------------------------- */
@@ -836,10 +826,7 @@ static void clone_with_locals_in_fake_stacks(void)
 }
 #endif
 
-static const struct {
-	const char *name; /* what "test_clone --child NAME" runs (Windows) */
-	void (*run)(void);
-} child_cases[] = {
+static const struct child_case child_cases[] = {
 	{ "clone-with-a-null-schedule", clone_with_a_null_schedule },
 	{ "clone-id-16", clone_id_16 },
 	{ "clone-id-minus-one", clone_id_minus_one },
@@ -850,72 +837,46 @@ static const struct {
 #if UNDER_ASAN
 	{ "clone-with-locals-in-fake-stacks", clone_with_locals_in_fake_stacks },
 #endif
+	{ NULL, NULL }
 };
-#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
-
-static struct child run_case(void (*run)(void))
-{
-	size_t i;
-	for (i = 0; i < CHILD_CASES; i++)
-		if (child_cases[i].run == run)
-			return run_child(child_cases[i].name, run);
-	abort(); /* every case is in child_cases */
-}
-
-/* "--child NAME": runs that case, in the child of run_child. */
-static int run_named_case(const char *name)
-{
-	size_t i;
-	enter_child();
-	for (i = 0; i < CHILD_CASES; i++)
-		if (strcmp(child_cases[i].name, name) == 0) {
-			child_cases[i].run();
-			return 4; /* each case must abort */
-		}
-	fprintf(stderr, "no case named %s\n", name);
-	return 2;
-}
 
 static void test_clone_with_a_null_schedule_aborts(void **state)
 {
-	struct child c = run_case(clone_with_a_null_schedule);
 	(void)state;
-	assert_child_aborted_with(c, "coroutine_clone: the schedule is NULL");
+	assert_child_aborts_with(child_cases, clone_with_a_null_schedule, "coroutine_clone: the schedule is NULL");
 }
 
 static void test_clone_with_an_id_out_of_range_aborts(void **state)
 {
-	struct child c = run_case(clone_id_16);
 	(void)state;
-	assert_child_aborted_with(c, "coroutine_clone: id 16 is out of range [0, 16)");
-	c = run_case(clone_id_minus_one);
-	assert_child_aborted_with(c, "coroutine_clone: id -1 is out of range [0, 16)");
+	assert_child_aborts_with(child_cases, clone_id_16, "coroutine_clone: id 16 is out of range [0, 16)");
+	assert_child_aborts_with(child_cases, clone_id_minus_one, "coroutine_clone: id -1 is out of range [0, 16)");
 }
 
 static void test_clone_of_an_empty_slot_aborts(void **state)
 {
-	struct child c = run_case(clone_an_empty_slot);
 	(void)state;
-	assert_child_aborted_with(c, "coroutine_clone: slot 5 is empty; there is no coroutine to copy");
+	assert_child_aborts_with(child_cases, clone_an_empty_slot,
+				 "coroutine_clone: slot 5 is empty; there is no coroutine to copy");
 }
 
 static void test_clone_of_the_running_coroutine_aborts(void **state)
 {
-	struct child c = run_case(clone_the_running_coroutine);
 	(void)state;
-	assert_child_aborted_with(c, "coroutine_clone: coroutine 1 is running; "
-				     "only a suspended or a new coroutine can be copied");
+	assert_child_aborts_with(child_cases, clone_the_running_coroutine,
+				 "coroutine_clone: coroutine 1 is running; "
+				 "only a suspended or a new coroutine can be copied");
 }
 
 static void test_clone_of_a_coroutine_suspended_on_another_thread_aborts(void **state)
 {
-	struct child c = run_case(clone_on_another_thread);
 	(void)state;
-	assert_child_aborted_with(c, "coroutine_clone: coroutine 0 was suspended on another thread; "
-				     "clone it on that thread");
-	c = run_case(clone_after_the_schedule_moved_to_another_thread);
-	assert_child_aborted_with(c, "coroutine_clone: coroutine 0 was suspended on another thread; "
-				     "clone it on that thread");
+	assert_child_aborts_with(child_cases, clone_on_another_thread,
+				 "coroutine_clone: coroutine 0 was suspended on another thread; "
+				 "clone it on that thread");
+	assert_child_aborts_with(child_cases, clone_after_the_schedule_moved_to_another_thread,
+				 "coroutine_clone: coroutine 0 was suspended on another thread; "
+				 "clone it on that thread");
 }
 
 /* Back on the thread where it was suspended, after the schedule moved to
@@ -953,14 +914,13 @@ static void test_clone_on_the_thread_of_its_suspension_after_the_schedule_moved(
 #if UNDER_ASAN
 static void test_clone_with_locals_in_asans_fake_stack_aborts(void **state)
 {
-	struct child c;
 	(void)state;
 	if (!__asan_option_detect_stack_use_after_return)
 		skip_because("ASan keeps no fake stacks (detect_stack_use_after_return=0); nothing to test");
-	c = run_case(clone_with_locals_in_fake_stacks);
-	assert_child_aborted_with(c, "coroutine_clone: coroutine 0 keeps locals in AddressSanitizer's fake stack, "
-				     "which its copy would share (ASAN_OPTIONS=detect_stack_use_after_return=0 "
-				     "keeps them on the run stack)");
+	assert_child_aborts_with(child_cases, clone_with_locals_in_fake_stacks,
+				 "coroutine_clone: coroutine 0 keeps locals in AddressSanitizer's fake stack, "
+				 "which its copy would share (ASAN_OPTIONS=detect_stack_use_after_return=0 "
+				 "keeps them on the run stack)");
 }
 #endif
 #endif /* HAS_CHILDREN_AND_THREADS */
@@ -1002,7 +962,7 @@ int main(int argc, char **argv)
 	};
 #if HAS_CHILDREN_AND_THREADS
 	if (argc == 3 && strcmp(argv[1], "--child") == 0)
-		return run_named_case(argv[2]);
+		return run_named_case(child_cases, argv[2]);
 #endif
 	(void)argc, (void)argv;
 	return run_suite(tests);

@@ -22,18 +22,7 @@
 #endif
 #include "child.h"
 
-#include <stdio.h>
 #include <string.h>
-
-/* The child wrote exactly line and aborted (see child.h); else the test
- * fails, saying what the child did. */
-#define assert_child_aborted_with(c, line) \
-	do { \
-		const char *why_ = aborted_with(&(c), line); \
-		if (why_ != NULL) \
-			printf("     %s\n", why_); \
-		assert_true(why_ == NULL); \
-	} while (0)
 
 enum { MAX_IDS = 16 };
 
@@ -192,35 +181,11 @@ static void clone_while_unwinding(void)
 	clone_the_first_that_yields(yield_while_unwinding);
 }
 
-static const struct {
-	const char *name; /* what "PROGRAM --child NAME" runs (Windows) */
-	void (*run)(void);
-} child_cases[] = {
+static const struct child_case child_cases[] = {
 	{ "clone-in-a-handler", clone_in_a_handler },
 	{ "clone-while-unwinding", clone_while_unwinding },
+	{ NULL, NULL }
 };
-#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
-
-static struct child run_case(void (*run)(void))
-{
-	for (size_t i = 0; i < CHILD_CASES; i++)
-		if (child_cases[i].run == run)
-			return run_child(child_cases[i].name, run);
-	abort(); /* every case is in child_cases */
-}
-
-/* "--child NAME": runs that case, in the child of run_child. */
-static int run_named_case(const char *name)
-{
-	enter_child();
-	for (size_t i = 0; i < CHILD_CASES; i++)
-		if (strcmp(child_cases[i].name, name) == 0) {
-			child_cases[i].run();
-			return 4; /* each case must abort */
-		}
-	fprintf(stderr, "no case named %s\n", name);
-	return 2;
-}
 
 #define REFUSED "coroutine_clone: coroutine 0 yielded inside a catch handler or while an exception " \
 		"unwound its frames; its copy would share that exception"
@@ -228,15 +193,13 @@ static int run_named_case(const char *name)
 static void test_clone_of_a_coroutine_in_a_catch_handler_aborts(void **state)
 {
 	(void)state;
-	struct child c = run_case(clone_in_a_handler);
-	assert_child_aborted_with(c, REFUSED);
+	assert_child_aborts_with(child_cases, clone_in_a_handler, REFUSED);
 }
 
 static void test_clone_of_a_coroutine_that_an_exception_unwinds_aborts(void **state)
 {
 	(void)state;
-	struct child c = run_case(clone_while_unwinding);
-	assert_child_aborted_with(c, REFUSED);
+	assert_child_aborts_with(child_cases, clone_while_unwinding, REFUSED);
 }
 
 /* Out of the handler, or once the unwinding is over, the same coroutines
@@ -267,7 +230,7 @@ static void test_the_same_coroutines_may_be_cloned_once_done_with_the_exception(
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--child") == 0)
-		return run_named_case(argv[2]);
+		return run_named_case(child_cases, argv[2]);
 	const struct CMUnitTest tests[] = {
 		schedule_test(test_copy_waiting_in_a_try_block_catches_its_own),
 		schedule_test(test_main_inside_its_handler_copies_a_coroutine_whose_handler_ended),

@@ -696,100 +696,55 @@ static void cleanup_that_resumes(void)
 	coroutine_delete(child_schedule, 1);
 }
 
-static const struct {
-	const char *name; /* what "--child NAME" runs (Windows) */
-	void (*run)(void);
-} child_cases[] = {
+static const struct child_case child_cases[] = {
 	{ "delete-from-inside-a-coroutine", delete_from_inside_a_coroutine },
 	{ "delete-on-another-thread", delete_on_another_thread },
 	{ "delete-out-of-range", delete_out_of_range },
 	{ "delete-in-no-schedule", delete_in_no_schedule },
 	{ "cleanup-that-yields", cleanup_that_yields },
 	{ "cleanup-that-resumes", cleanup_that_resumes },
+	{ NULL, NULL }
 };
-#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
-
-/* Runs the case in a child; NULL if it printed exactly line and aborted. */
-static const char *child_aborts_with(void (*run)(void), const char *line)
-{
-	static struct child c;
-	size_t i;
-	for (i = 0; i < CHILD_CASES; i++)
-		if (child_cases[i].run == run) {
-			c = run_child(child_cases[i].name, run);
-			return aborted_with(&c, line);
-		}
-	return "no such child case";
-}
-
-#ifdef TEST_PLAIN
-#define assert_child_aborts_with(run, line) \
-	do { \
-		const char *why = child_aborts_with(run, line); \
-		plain_check(why == NULL, why); \
-	} while (0)
-#else
-#define assert_child_aborts_with(run, line) \
-	do { \
-		const char *why = child_aborts_with(run, line); \
-		if (why != NULL) \
-			fail_msg("%s", why); \
-	} while (0)
-#endif
 
 static void test_delete_from_inside_a_coroutine_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(delete_from_inside_a_coroutine,
+	assert_child_aborts_with(child_cases, delete_from_inside_a_coroutine,
 				 "coroutine_delete: called from inside coroutine 0; only the main program may delete");
 }
 
 static void test_delete_of_a_coroutine_suspended_on_another_thread_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(delete_on_another_thread,
+	assert_child_aborts_with(child_cases, delete_on_another_thread,
 				 "coroutine_delete: coroutine 0 was suspended on another thread; delete it on that thread");
 }
 
 static void test_delete_with_id_out_of_range_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(delete_out_of_range, "coroutine_delete: id 16 is out of range [0, 16)");
+	assert_child_aborts_with(child_cases, delete_out_of_range, "coroutine_delete: id 16 is out of range [0, 16)");
 }
 
 static void test_delete_in_a_null_schedule_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(delete_in_no_schedule, "coroutine_delete: the schedule is NULL");
+	assert_child_aborts_with(child_cases, delete_in_no_schedule, "coroutine_delete: the schedule is NULL");
 }
 
 static void test_cleanup_that_yields_during_a_delete_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(cleanup_that_yields,
+	assert_child_aborts_with(child_cases, cleanup_that_yields,
 				 "coroutine_delete: coroutine 0 yielded while it was being unwound (from a destructor?)");
 }
 
 static void test_cleanup_that_resumes_during_a_delete_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(cleanup_that_resumes,
+	assert_child_aborts_with(child_cases, cleanup_that_resumes,
 				 "coroutine_resume: called from inside coroutine 1, which coroutine_delete is unwinding; "
 				 "only the main program may resume");
-}
-
-/* "--child NAME": runs that case, in the child of run_child. */
-static int run_named_case(const char *name)
-{
-	size_t i;
-	enter_child();
-	for (i = 0; i < CHILD_CASES; i++)
-		if (strcmp(child_cases[i].name, name) == 0) {
-			child_cases[i].run();
-			return 4; /* every case must abort */
-		}
-	fprintf(stderr, "no case named %s\n", name);
-	return 2;
 }
 
 int main(int argc, char **argv)
@@ -820,6 +775,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cleanup_that_resumes_during_a_delete_aborts),
 	};
 	if (argc == 3 && strcmp(argv[1], "--child") == 0)
-		return run_named_case(argv[2]);
+		return run_named_case(child_cases, argv[2]);
 	return run_suite(tests);
 }

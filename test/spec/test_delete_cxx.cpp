@@ -21,7 +21,6 @@
 #include "support.h"
 #endif
 
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -417,82 +416,39 @@ static void destructor_that_resumes(void)
 	coroutine_delete(child_schedule, 1);
 }
 
-static const struct {
-	const char *name; /* what "--child NAME" runs (Windows) */
-	void (*run)(void);
-} child_cases[] = {
+static const struct child_case child_cases[] = {
 	{ "catch-all-that-swallows", catch_all_that_swallows },
 	{ "destructor-that-yields", destructor_that_yields },
 	{ "destructor-that-resumes", destructor_that_resumes },
+	{ NULL, NULL }
 };
-#define CHILD_CASES (sizeof child_cases / sizeof child_cases[0])
-
-/* Runs the case in a child; NULL if it printed exactly line and aborted. */
-static const char *child_aborts_with(void (*run)(void), const char *line)
-{
-	static struct child c;
-	for (size_t i = 0; i < CHILD_CASES; i++)
-		if (child_cases[i].run == run) {
-			c = run_child(child_cases[i].name, run);
-			return aborted_with(&c, line);
-		}
-	return "no such child case";
-}
-
-#ifdef TEST_PLAIN
-#define assert_child_aborts_with(run, line) \
-	do { \
-		const char *why = child_aborts_with(run, line); \
-		plain_check(why == NULL, why); \
-	} while (0)
-#else
-#define assert_child_aborts_with(run, line) \
-	do { \
-		const char *why = child_aborts_with(run, line); \
-		if (why != NULL) \
-			fail_msg("%s", why); \
-	} while (0)
-#endif
 
 static void test_catch_all_that_swallows_the_unwinding_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(catch_all_that_swallows,
+	assert_child_aborts_with(child_cases, catch_all_that_swallows,
 				 "coroutine_delete: coroutine 0 caught its unwinding in a catch (...) that did not rethrow it");
 }
 
 static void test_destructor_that_yields_during_a_delete_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(destructor_that_yields,
+	assert_child_aborts_with(child_cases, destructor_that_yields,
 				 "coroutine_delete: coroutine 0 yielded while it was being unwound (from a destructor?)");
 }
 
 static void test_destructor_that_resumes_during_a_delete_aborts(void **state)
 {
 	(void)state;
-	assert_child_aborts_with(destructor_that_resumes,
+	assert_child_aborts_with(child_cases, destructor_that_resumes,
 				 "coroutine_resume: called from inside coroutine 1, which coroutine_delete is unwinding; "
 				 "only the main program may resume");
-}
-
-/* "--child NAME": runs that case, in the child of run_child. */
-static int run_named_case(const char *name)
-{
-	enter_child();
-	for (size_t i = 0; i < CHILD_CASES; i++)
-		if (std::strcmp(child_cases[i].name, name) == 0) {
-			child_cases[i].run();
-			return 4; /* every case must abort */
-		}
-	std::fprintf(stderr, "no case named %s\n", name);
-	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc == 3 && std::strcmp(argv[1], "--child") == 0)
-		return run_named_case(argv[2]);
+		return run_named_case(child_cases, argv[2]);
 	const struct CMUnitTest tests[] = {
 		schedule_test(test_delete_runs_destructors_innermost_first_once),
 		schedule_test(test_destructor_run_by_a_delete_sees_its_coroutine_running),

@@ -8,6 +8,9 @@
  *   on stderr.  On POSIX the child is a fork running the case directly; on
  *   Windows, which has no fork, it is the program itself run again as
  *   "PROGRAM --child NAME", which its main must hand to the case NAME.
+ * - struct child_case: a program's table of such cases.  run_case() and
+ *   child_aborts_with() run one of them in a child, by its function;
+ *   run_named_case() is what main calls for "--child NAME".
  * - start_thread(), join_thread(), run_thread(): functions on new threads.
  *
  * The C parts of support.h that have nothing to do with CMocka (reading a
@@ -240,6 +243,63 @@ static inline struct child run_child(const char *name, void (*body)(void))
 	return c;
 }
 #endif
+
+/* ---- A program's table of cases ---------------------------------------------- */
+
+/*
+ * A test names a case by its function; a child on Windows, the program run
+ * again, can only be told a name.  The table ends with { NULL, NULL }.
+ */
+struct child_case {
+	const char *name; /* what "PROGRAM --child NAME" runs */
+	void (*run)(void);
+};
+
+/* The case whose function is run; NULL if the table has none. */
+static inline const struct child_case *find_case(const struct child_case *cases, void (*run)(void))
+{
+	for (; cases->run != NULL; cases++)
+		if (cases->run == run)
+			return cases;
+	return NULL;
+}
+
+/* Runs the case whose function is run in a child. */
+static inline struct child run_case(const struct child_case *cases, void (*run)(void))
+{
+	const struct child_case *found = find_case(cases, run);
+	if (found == NULL)
+		abort(); /* every case is in the table */
+	return run_child(found->name, found->run);
+}
+
+/* Runs the case in a child; NULL if it wrote exactly line and aborted,
+ * else what it did. */
+static inline const char *child_aborts_with(const struct child_case *cases, void (*run)(void), const char *line)
+{
+	const struct child_case *found = find_case(cases, run);
+	struct child c;
+	if (found == NULL)
+		return "no such child case";
+	c = run_child(found->name, found->run);
+	return aborted_with(&c, line);
+}
+
+/* "PROGRAM --child NAME": runs that case, in the child of run_child. */
+static inline int run_named_case(const struct child_case *cases, const char *name)
+{
+	enter_child();
+	for (; cases->run != NULL; cases++)
+		if (strcmp(cases->name, name) == 0) {
+			cases->run();
+			/* Every case must fault or abort: a code of its own tells
+			 * one that came back from a crash that went unreported
+			 * (wine ends such a process with 0). */
+			return 4;
+		}
+	fprintf(stderr, "no case named %s\n", name);
+	return 2;
+}
 
 /* ---- Running functions on other threads ----------------------------------- */
 

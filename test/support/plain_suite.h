@@ -60,6 +60,14 @@ static inline void plain_fail(int line, const char *what)
 #define assert_int_equal(a, b) plain_check((long long)(a) == (long long)(b), #a " == " #b)
 #define assert_string_equal(a, b) plain_check(strcmp((a), (b)) == 0, #a " equals " #b)
 
+/* A case of a program's table (child.h) wrote exactly line in a child, then
+ * aborted; else the test fails, saying what the child did. */
+#define assert_child_aborts_with(cases, run, line) \
+	do { \
+		const char *why_ = child_aborts_with(cases, run, line); \
+		plain_check(why_ == NULL, why_); \
+	} while (0)
+
 static inline int run_plain_suite(const struct CMUnitTest *tests, size_t n)
 {
 	size_t i;

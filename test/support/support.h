@@ -6,6 +6,8 @@
  * - run_in_child(): runs a function in a forked child and reports how the
  *   child ended and what it wrote on stderr, so that a test can check that
  *   misuse aborts with the right message without killing the test runner.
+ * - assert_child_aborts_with(): the same check for a case of a program's
+ *   table (child.h), which also runs where there is no fork.
  * - A small deterministic PRNG, and fill/check of buffers with its output:
  *   a buffer filled from a seed can be verified later from the seed alone.
  *
@@ -147,6 +149,15 @@ static inline void assert_aborted_with_prefix(const struct child_result *r, cons
 	assert_ptr_equal(strchr(r->err, '\n'), r->err + len - 1);
 	assert_killed_by(r, SIGABRT);
 }
+
+/* A case of a program's table (child.h) wrote exactly line in a child, then
+ * aborted; else the test fails, saying what the child did. */
+#define assert_child_aborts_with(cases, run, line) \
+	do { \
+		const char *why_ = child_aborts_with(cases, run, line); \
+		if (why_ != NULL) \
+			fail_msg("%s", why_); \
+	} while (0)
 
 /* ---- Pseudo-random numbers (splitmix64) -------------------------------- */
 
