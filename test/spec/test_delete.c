@@ -387,7 +387,11 @@ static void test_delete_the_run_stacks_owner(void **state)
 
 /* Once the run stack's owner is deleted, its bytes there are nobody's: a
  * copy made next, whose block malloc may well place where the deleted
- * one's was, must get its own bytes put back, not run on those. */
+ * one's was, must get its own bytes put back, not run on those.  Not under
+ * ASan, which keeps hold's array in a fake stack (a clone refuses those)
+ * and keeps malloc from handing the freed block out again. */
+#if !defined(__SANITIZE_ADDRESS__) && !ASAN_BY_FEATURE
+#define TEST_COPY_AFTER_DELETE 1
 static void test_a_copy_made_after_deleting_the_run_stacks_owner_runs_on_its_own_bytes(void **state)
 {
 	struct schedule *S = (struct schedule *)*state;
@@ -408,6 +412,7 @@ static void test_a_copy_made_after_deleting_the_run_stacks_owner_runs_on_its_own
 	coroutine_resume(S, original);
 	assert_int_equal(kept.corrupt, 0);
 }
+#endif
 
 static void test_delete_a_coroutine_whose_bytes_are_in_its_block(void **state)
 {
@@ -759,7 +764,9 @@ int main(int argc, char **argv)
 		schedule_test(test_ids_after_deletes_follow_the_original_rule),
 		schedule_test(test_other_coroutines_keep_their_data_and_finish),
 		schedule_test(test_delete_the_run_stacks_owner),
+#ifdef TEST_COPY_AFTER_DELETE
 		schedule_test(test_a_copy_made_after_deleting_the_run_stacks_owner_runs_on_its_own_bytes),
+#endif
 		schedule_test(test_delete_a_coroutine_whose_bytes_are_in_its_block),
 		schedule_test(test_delete_a_deep_slice),
 		schedule_test(test_delete_a_shallow_slice),
