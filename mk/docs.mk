@@ -49,7 +49,7 @@ readme-trace: $(README_BUILD)/main
 	test/docs/readme_trace.sh write $<
 
 readme-check: first-program-check checked-message-check readme-walkthrough-check targets-check readme-contents-check \
-	links-check dist-check checks-test
+	links-check pipes-check dist-check checks-test
 
 # README's contents link every section, and only headings that exist; and
 # CI's first step runs README's test command (in a git checkout: the
@@ -64,6 +64,12 @@ readme-contents-check:
 .PHONY: links-check
 links-check:
 	@test/docs/links.sh
+
+# No script that sets pipefail pipes into a reader that may stop early
+# (head, grep -q): its writer would die of SIGPIPE now and then.
+.PHONY: pipes-check
+pipes-check:
+	@test/support/pipes_check.sh
 
 readme-walkthrough-check:
 	@if [ "$$(uname -m)" != x86_64 ]; then \
@@ -81,7 +87,7 @@ readme-walkthrough-check:
 EVERYDAY_TARGETS = all run test examples install uninstall bench bench-ir help clean
 INTERNAL_TARGETS = all check check-outputs check-bugs check-checked-bugs check-checked-asan-bugs check-no-cxx-runtime bench-programs bench-check first-program-check \
 	matrix-checked checked-message-check \
-	msvc-view readme-walkthrough-check targets-check readme-contents-check links-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
+	msvc-view readme-walkthrough-check targets-check readme-contents-check links-check pipes-check dist-check checks-test matrix-std $(MATRIX) $(CROSS_TESTS)
 
 targets-check:
 	@$(MAKE) -pRrq -f Makefile : 2>/dev/null | sed -n 's/^\.PHONY: *//p' | tr ' ' '\n' | sort -u > $(B)/targets.phony

@@ -235,7 +235,7 @@ meson_project() {
 	fi
 	ninja -C "$build" || return 1
 	grep -A1 '^Project name: coroutine$' "$build/meson-logs/meson-log.txt" |
-		grep -qx "Project version: $version" || { echo "meson setup did not report version $version"; return 1; }
+		grep -x "Project version: $version" > /dev/null || { echo "meson setup did not report version $version"; return 1; }
 }
 
 # pkg_config_programs PREFIX DIR: the programs built by cc alone, with the
@@ -325,7 +325,7 @@ for combo in $combos; do
 	rm -rf "$meson/installed-$combo"
 	step "  meson install" meson install -C "$meson/$combo" --no-rebuild
 	check_installed "$meson/installed-$combo" $linkage \
-		"$(dirname "$(find "$meson/installed-$combo" -name 'libcoroutine.so.1' | head -n 1)")"
+		"$(dirname "$(find "$meson/installed-$combo" -name 'libcoroutine.so.1' -print -quit)")"
 
 	step "$combo: pkg-config" pkg_config_programs "$prefix" "$work/pkg-config-$combo"
 	check_programs "$work/pkg-config-$combo" $linkage

@@ -194,7 +194,7 @@ for w in 1 2 3; do
 		sum=$(tr ';' '\n' <<< "$list" | awk -F'|' '{ s += $NF } END { print s + 0 }')
 		[ "${sum:-0}" = "$bytes" ] || fail "$where: its frames' bytes add up to ${sum:-0}, not the slice's $bytes:"$'\n'"$names"
 		[[ $(tail -1 <<< "$names") == save_* ]] || fail "$where: the last frame is not the save:"$'\n'"$names"
-		[ "$(tail -2 <<< "$names" | head -1)" = coroutine_yield ] || fail "$where: no coroutine_yield above the save:"$'\n'"$names"
+		[ "$(awk '{ before = last; last = $0 } END { print before }' <<< "$names")" = coroutine_yield ] || fail "$where: no coroutine_yield above the save:"$'\n'"$names"
 		entry=$(awk -v b="$body" '$0 == b || $0 == "coroutine_yield" { exit } { print }' <<< "$names")
 		[ -n "$entry" ] || fail "$where: no library entry above $body:"$'\n'"$names"
 		[ -z "$entry_seen" ] || [ "$entry" = "$entry_seen" ] ||
@@ -292,13 +292,13 @@ check_step() { # walkthrough, visit, step shown
 	grep -q "<b id=\"step\">$k</b>" "$d" || fail "$name: the page is not at step $k"
 	want=$(expected "$w" "$k")
 	got=$(sed -n 's|.*<div id="title">\([^<]*\)</div>.*|\1|p' "$d")
-	[ "$got" = "$(echo "$want" | head -1)" ] || fail "$name: step $k says '$got', the trace '$(echo "$want" | head -1)'"
+	[ "$got" = "${want%%$'\n'*}" ] || fail "$name: step $k says '$got', the trace '${want%%$'\n'*}'"
 	got=$(drawn "$d")
 	[ "$got" = "$(echo "$want" | tail -n +2)" ] ||
 		fail "$name: step $k draws"$'\n'"$got"$'\n'"the trace has"$'\n'"$(echo "$want" | tail -n +2)"
 	# The bytes that moved: a yield's out, a copy back's in.
 	local line moved dir run
-	line=$(echo "$want" | head -1)
+	line=${want%%$'\n'*}
 	case $line in
 	yield*) dir=out moved=$(echo "$line" | sed 's/.*copied \([0-9]*\) bytes.*/\1/') ;;
 	clone*) dir=clone moved=$(echo "$line" | sed 's/.*heap copy, \([0-9]*\) bytes.*/\1/') ;;
@@ -354,7 +354,7 @@ check_step() { # walkthrough, visit, step shown
 			y && /^  run / { sub(/^  run /, ""); print } s > k && !/^  / && !y && f { exit } y { f = 1 }' "$out/steps-$w.txt")
 		grep -q '^walk_tree|' <<< "$next" && body=walk_tree
 		[ -n "$start" ] && [ "$(echo "$start" | tail -1 | cut -d'|' -f1)" = "$body" ] &&
-			[ "$(echo "$next" | head -n "$(echo "$start" | wc -l)")" = "$start" ] ||
+			[ "$(head -n "$(wc -l <<< "$start")" <<< "$next")" = "$start" ] ||
 			fail "$name: the first run does not draw the frames it starts with, down to $body:"$'\n'"$start"$'\n'"its first yield saves"$'\n'"$next"
 	fi
 	# The trees walkthrough: each coroutine's tree shows the node it

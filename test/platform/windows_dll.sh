@@ -83,15 +83,15 @@ exports_the_api() {
 # __imp_coroutine_* (dllimport, COROUTINE_DLL), or not at all (static).
 calls_through_imports() {
 	local found=no
-	"${mingw}nm" "$1" | grep -q ' __imp_coroutine_open$' && found=yes
+	"${mingw}nm" "$1" | grep ' __imp_coroutine_open$' >/dev/null && found=yes
 	[ $found = "$2" ] || fail "$1: calls coroutine_open through dllimport: $found, should: $2"
 }
 
 # check LINKAGE PROGRAM DLL-PATTERN: the checks of one build.
 check() {
 	local linkage=$1 program=$2 dll object
-	dll=$(find "$(dirname "$program")" -name "$3" ! -path "*/alone/*" | head -n 1)
-	object=$(find "$(dirname "$program")" -name 'generator.c.o*' | head -n 1)
+	dll=$(find "$(dirname "$program")" -name "$3" ! -path "*/alone/*" -print -quit)
+	object=$(find "$(dirname "$program")" -name 'generator.c.o*' -print -quit)
 	[ -n "$object" ] || fail "no object of generator.c beside $program"
 	case $linkage in
 	shared) [ -n "$dll" ] || fail "no $3 built beside $program"

@@ -17,6 +17,8 @@
 # - test/docs/tarball.sh, given TARBALL (a good one, from make dist, with
 #   its .sha256 beside it), on copies that hold .ci/, whose .sha256 names
 #   a path, whose README, or a file of docs/, names a file they do not hold;
+# - test/support/pipes_check.sh, on a script that sets pipefail and pipes
+#   into head, grep -q and sed q;
 # - test/bugs/expect_checked.sh, on programs whose checked-build line names
 #   another coroutine, main for another thread, one of several coroutines,
 #   or an offset outside the slice.
@@ -187,6 +189,14 @@ if [ -n "$tarball" ]; then
 	grep -qF "names test/support/elsewhere.c" "$work/said" ||
 		report "tarball.sh names the file docs/ names and the tarball lacks" "it did not: $(said "$work/said")"
 fi
+
+# ---- pipes_check.sh -------------------------------------------------------------
+# One script, each of its three pipes into a reader that stops early named.
+printf '#!/bin/bash\nset -euo pipefail\nfirst=$(echo "$1" |\n\thead -1)\nfind . | grep -q x && echo x\nseq 9 | sed 3q\n' > "$work/early-readers.sh"
+for reader in 'head -1' 'grep -q' 'sed 3q'; do
+	expect_report "pipes_check.sh reports a pipe into $reader under pipefail" "($reader)" \
+		test/support/pipes_check.sh "$work/early-readers.sh"
+done
 
 # ---- expect_checked.sh ------------------------------------------------------------
 # A bug program of the checked build (a script here) prints what the line
