@@ -285,20 +285,20 @@ grep -h '^walk-[123]-step-[0-9]* ' "$out/heights.txt" | sed 's/^[^ ]* //' |
 expected() { awk -v k="$2" '!/^  / { s++ } s == k' "$out/steps-$1.txt"; }
 
 check_step() { # walkthrough, visit, step shown
-	local w=$1 name=$2 k=$3 d want got steps=${nsteps[$1]}
+	local w=$1 name=$2 k=$3 d want line got steps=${nsteps[$1]}
 	d=$out/$name.html
 	grep -q "id=\"walk-$w\"[^>]*class=\"on\"" "$d" || fail "$name: the page does not show walkthrough $w"
 	grep -q "<b id=\"steps\">$steps</b>" "$d" || fail "$name: the page does not count $steps steps"
 	grep -q "<b id=\"step\">$k</b>" "$d" || fail "$name: the page is not at step $k"
 	want=$(expected "$w" "$k")
+	line=${want%%$'\n'*}
 	got=$(sed -n 's|.*<div id="title">\([^<]*\)</div>.*|\1|p' "$d")
-	[ "$got" = "${want%%$'\n'*}" ] || fail "$name: step $k says '$got', the trace '${want%%$'\n'*}'"
+	[ "$got" = "$line" ] || fail "$name: step $k says '$got', the trace '$line'"
 	got=$(drawn "$d")
 	[ "$got" = "$(echo "$want" | tail -n +2)" ] ||
 		fail "$name: step $k draws"$'\n'"$got"$'\n'"the trace has"$'\n'"$(echo "$want" | tail -n +2)"
 	# The bytes that moved: a yield's out, a copy back's in.
-	local line moved dir run
-	line=${want%%$'\n'*}
+	local moved dir run
 	case $line in
 	yield*) dir=out moved=$(echo "$line" | sed 's/.*copied \([0-9]*\) bytes.*/\1/') ;;
 	clone*) dir=clone moved=$(echo "$line" | sed 's/.*heap copy, \([0-9]*\) bytes.*/\1/') ;;

@@ -12,12 +12,12 @@
 # variable with ${text%%$'\n'*} or `head -1 <<< "$text"`, a file with
 # `grep -q PATTERN FILE`, and find's first match with -print -quit.
 # Readers flagged: head (but head -n -N, which reads all), grep -q/-m/-l,
-# sed with q.  Without SCRIPT: every
-# script of the tree that sets pipefail.
+# sed with q.  Without SCRIPT: every script of the tree that sets pipefail.
 set -u
 if [ $# = 0 ]; then
-	mapfile -t scripts < <(grep -rlE --include='*.sh' '^[[:space:]]*set -[a-z]*o pipefail' test examples debug mk 2>/dev/null
-		grep -lE '^[[:space:]]*set -[a-z]*o pipefail' .ci/run 2>/dev/null)
+	sets_pipefail='^[[:space:]]*set -[a-z]*o pipefail'
+	mapfile -t scripts < <(grep -rlE --include='*.sh' "$sets_pipefail" test examples debug mk 2>/dev/null
+		grep -lE "$sets_pipefail" .ci/run 2>/dev/null)
 	set -- "${scripts[@]}"
 fi
 status=0
