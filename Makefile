@@ -15,7 +15,8 @@
 # README's checks (docs.mk), consumers and installs (consumers.mk), other
 # Linux targets (cross.mk), Windows (windows.mk), WebAssembly (wasm.mk),
 # sanitizers, valgrind, fuzzing and the build matrix (tools.mk), benchmarks
-# (bench.mk), the Lua host (lua.mk), the debugger's commands (debug.mk).
+# (bench.mk), the Lua host (lua.mk), the debugger's commands (debug.mk),
+# backtraces and profiles that run from a coroutine into main (profile.mk).
 CC       ?= cc
 CXX      ?= g++
 AR       ?= ar
@@ -79,7 +80,7 @@ LIBFLAGS := -std=c++11 -fno-exceptions -fno-rtti -funwind-tables
 # The tests are C programs linked with the C driver, which proves that claim
 # (sanitize links them with the C++ driver: see mk/tools.mk).
 CLINK ?= $(CC)
-EXAMPLES_C   := game generator queens rollback
+EXAMPLES_C   := game generator queens rollback hunt
 EXAMPLES_CXX := script despawn
 EXAMPLES      = $(EXAMPLES_C) $(EXAMPLES_CXX)
 
@@ -110,7 +111,7 @@ TLS_DIALECT = $(if $(filter x86_64-%,$(shell $(CXX) -dumpmachine 2>/dev/null)),$
 	echo 'int x;' | $(CXX) -x c++ -fPIC -mtls-dialect=gnu2 -c - -o /dev/null 2>/dev/null && echo -mtls-dialect=gnu2))
 $(O)/pic/%.o: PIC = -fPIC -fvisibility=hidden $(TLS_DIALECT)
 
-$(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h
+$(O)/coroutine.o $(O)/pic/coroutine.o: coroutine.cpp coroutine.h coroutine_checked.h
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) $(DEFS_CHECKED) $(LIBFLAGS) $(PIC) $(WARN) $(CXXFLAGS) -c $< -o $@
 
@@ -145,11 +146,14 @@ shared: $(O)/$(SHLIB) $(O)/$(SONAME) $(O)/libcoroutine.so
 # page is trace_page.html, built in as a string: one raw string literal per
 # line (no escaping, no literal too long for any compiler), written by awk
 # here, by cmake/embed-page.cmake and meson/embed_page.py in the others.
+# Over the checked library (CHECKED=1), which keeps main off the run stack,
+# where the frames are read, the trace has no frames either.
 TRACELIBS ?= $(if $(EXE)$(findstring musl,$(CXX)),,-lbacktrace)
 TRACE_SOURCES := main.cpp trace.cpp trace_frames.cpp
 TRACE_HEADERS := trace.h trace_frames.h coroutine.h
 $(O)/main$(EXE): $(TRACE_SOURCES) $(TRACE_HEADERS) $(O)/trace_page_html.h $(O)/libcoroutine.a
-	$(CXX) $(CPPFLAGS) -I$(O) $(WARN) $(CXXFLAGS) $(LDFLAGS) $(TRACE_SOURCES) $(O)/libcoroutine.a $(TRACELIBS) -o $@
+	$(CXX) $(CPPFLAGS) $(if $(DEFS_CHECKED),-DTRACE_NO_FRAMES) -I$(O) $(WARN) $(CXXFLAGS) $(LDFLAGS) $(TRACE_SOURCES) \
+		$(O)/libcoroutine.a $(if $(DEFS_CHECKED),,$(TRACELIBS)) -o $@
 
 %/trace_page_html.h: trace_page.html
 	@mkdir -p $(@D)
@@ -185,7 +189,8 @@ TESTS ?= $(basename $(notdir $(wildcard test/spec/test_*.c test/spec/test_*.cpp)
 check: $(addprefix $(O)/,$(addsuffix $(EXE),$(TESTS)))
 	@RUN='$(RUN)' EMULATOR='$(EMULATOR)' V='$(V)' test/support/run.sh $^
 
-# Both backends, then README's checks and the benches' (natively), then test_misuse and
+# Both backends, then README's checks, the benches' and gdb's and perf's view
+# of the link to the resumer (natively), then test_misuse and
 # test_alloc against an NDEBUG build (the checks must not be asserts), then
 # test_api against the largest run stack the library accepts (see test.mk).
 # BACKENDS_ONLY=1: the two backends' suites alone.
@@ -196,7 +201,7 @@ test:
 	@export TEST_TALLY=$(abspath $(B))/tests.tally; mkdir -p $(B); : > $$TEST_TALLY; ok=1; \
 	for b in $(BACKENDS); do $(MAKE) $(QUIET) BACKEND=$$b check-no-cxx-runtime check || ok=; done; \
 	if [ -z "$(EMULATOR)$(EXE)$(NO_README_CHECK)$(BACKENDS_ONLY)" ]; then $(MAKE) $(QUIET) readme-check || ok=; \
-		$(MAKE) $(QUIET) bench-check || ok=; fi; \
+		$(MAKE) $(QUIET) bench-check || ok=; $(MAKE) $(QUIET) frames-test || ok=; fi; \
 	[ -n "$(BACKENDS_ONLY)" ] || $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/ndebug CPPFLAGS="$(CPPFLAGS) -DNDEBUG" \
 		TESTS="$(NDEBUG_TESTS)" check || ok=; \
 	if [ "$(LP64)" = 1 ] && [ -z "$(EMULATOR)$(BACKENDS_ONLY)" ]; then $(MAKE) $(QUIET) BACKEND=ucontext B=$(B)/maxstack \
@@ -245,4 +250,4 @@ help:
 	@awk -f mk/help.awk docs/make-targets.md
 
 include mk/test.mk mk/docs.mk mk/consumers.mk mk/cross.mk mk/windows.mk mk/wasm.mk mk/tools.mk mk/bench.mk \
-	mk/lua.mk mk/debug.mk
+	mk/lua.mk mk/debug.mk mk/profile.mk

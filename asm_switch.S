@@ -26,18 +26,18 @@
  *       its mapping, are Windows' (see its section).
  *
  *   void coroutine_call_in_context(void);
- *       Never called: a resume address.  coroutine_delete makes a
- *       suspended context resume here, having put two words on top of its
- *       stack: a function, then the context's own resume address.  This
- *       pops them and jumps to the function, so that the context calls it
- *       as if the code at the resume address had: the return address is
- *       that resume address, and the stack pointer is as at that call.
- *       The function's argument is the switch's first, from, which the
- *       switch leaves in the first argument register (i386: copied to the
- *       first argument's slot).  So a suspended coroutine calls
- *       coroutine.cpp's unwind_coroutine(S) from inside its
- *       coroutine_yield, and the unwinder walks on from there into its
- *       frames.
+ *       Never called: a resume address.  coroutine.cpp makes a saved
+ *       context resume here, having put two words on top of its stack: a
+ *       function, then the context's own resume address.  This pops them
+ *       and jumps to the function, so that the context calls it as if the
+ *       code at the resume address had: the return address is that resume
+ *       address, and the stack pointer is as at that call.  The function's
+ *       arguments are the switch's, from and to, which the switch leaves in
+ *       the argument registers (i386: copied to the arguments' slots).  So
+ *       a suspended coroutine that coroutine_delete ends calls
+ *       unwind_coroutine(S) from inside its coroutine_yield, and the
+ *       unwinder walks on from there into its frames; and main, back from a
+ *       coroutine that asked for deletes, carries them out first.
  *
  * A context holds only what the ABI says a function call preserves: the
  * callee-saved registers, the stack pointer, the resume address and the
@@ -53,6 +53,36 @@
  * before.  And while the coroutine is suspended another coroutine runs on
  * the same run stack and overwrites that memory.  For the same reason
  * nothing is pushed here: every saved word goes into the context.
+ *
+ * The link to the resumer.  While a coroutine runs, its outermost frame
+ * leads on to the frames of whoever resumed it this time, so that a
+ * debugger's backtrace, backtrace(3) and a profiler's call graph go on from
+ * the coroutine's start into the caller of coroutine_resume and up to
+ * main.  Every resume saves the resumer in *from (S->main), and each
+ * layout keeps the resumer's frame pointer and resume address side by
+ * side, in the order of the ABI's frame record.  The trampoline points its
+ * frame-pointer register at that record instead of zeroing it, and callees
+ * preserve the register: a frame-pointer walker steps from the coroutine's
+ * outermost frame into the resumer's, and a resume from elsewhere needs
+ * nothing more than the save it makes anyway.  The trampoline's unwind
+ * entry says the same to DWARF unwinders: the caller's stack pointer,
+ * return address and callee-saved registers are words of *from, found
+ * from the frame-pointer register (SAVED_AT, below).  Its own CFA stays at
+ * the top of the run stack, below which its callees' lie: gdb ends a
+ * backtrace whose frames go down the stack, and the resumer's stack may
+ * lie below the run stack (a thread's stack mapped after it), so that gdb
+ * stops after the resumer's first frame rather than before it.
+ *
+ * The link lives in the schedule, never on the run stack: a suspended
+ * coroutine's slice holds the address of S->main, nothing of main's stack,
+ * and S->main describes a resumer only while a coroutine of S runs (a
+ * debugger that shows a suspended coroutine must not follow it).  No
+ * unwinding may cross the link, or main's frames would be unwound from
+ * under the run stack: the trampoline's personality routine
+ * (coroutine_personality, in coroutine.cpp) stops the program when an
+ * exception's search reaches it, and finishes the coroutine there when
+ * coroutine_delete's forced unwinding does.  The Win64 and armv7 sections
+ * have no link (each says why).
  *
  * Unlike swapcontext(3), the signal mask is not switched: it stays one per
  * thread, shared by main and every coroutine.  That saves the
@@ -73,32 +103,21 @@
  * are the current ones (the common case: nothing raised a flag since *to
  * was saved), *to's saved word, which is then exactly the word wanted, is
  * loaded as it is; only otherwise is the word merged and stored first.
- * Reading the control words takes care too: on AMD Zen stmxcsr takes some
- * 15 cycles and what follows it waits, and a load of the word it stored
- * waits for it.  On x86_64 (System V) coroutine.cpp reads them at the top
- * of resume and yield (note_fp_control), a few dozen instructions before
- * the switch compares them (see that section); the Win64 and i386
- * sections still read them in the switch, and keep fldcw and ldmxcsr
- * apart, the register restore between them.  Measured on an AMD EPYC
- * (Zen 5), the x86_64 round trip took 0.80 times as long as with the
- * switch reading them, and a coroutine that rounds its own way costs 1.05
- * times the clean round trip (1.09 before); merging at every reload, 1.48.
+ * The Win64 and i386 sections keep fldcw and ldmxcsr apart, the register
+ * restore between them, so that the restore runs while the first stalls.
  *
- * Why not reload the saved MXCSR whole at every switch, with no compare,
+ * Why compare rather than reload the saved words whole at every switch,
  * as libaco does (the flags would then travel with the context, as with
- * swapcontext)?  It is fewer instructions, and which is faster depends on
- * the CPU.  `make bench` times that switch beside this one (built from
- * this file with ASM_SWITCH_FP_RELOAD=1, for the x86 sections; medians of
- * per-repeat ratios, see README's Performance): on an AMD EPYC the reload
- * makes the clean round trip 0.93 times as long (0.82 before the control
- * words were read early); on an Intel Xeon (measured before that) 1.10
- * times, and a round trip while main has a sticky flag set 8.66 times as
- * long, since an ldmxcsr that changes the flags is slow there and every
- * switch then changes them.  The compare costs the one a little and keeps
- * the other from the cliff: it stays.  The aarch64, armv7 and riscv64
- * sections keep their compare too: writing FPCR, FPSCR or frm may
- * serialize the pipeline, which the instruction counts that qemu gives
- * (all that is measured of them here) cannot show.
+ * swapcontext), which is fewer instructions?  On some CPUs an ldmxcsr
+ * that changes the flags is slow, and while main has a sticky flag set
+ * every such switch changes them; the compare costs little on any.  `make
+ * bench` times that other switch beside this one (this file built with
+ * ASM_SWITCH_FP_RELOAD=1, for the x86 sections), and docs/performance.md
+ * gives the figures.  The aarch64, armv7 and riscv64 sections compare
+ * too: writing FPCR, FPSCR or frm may serialize the pipeline.
+ *
+ * The control words are read by the switch, except on x86_64 (System V),
+ * where coroutine.cpp reads them before it (that section says why).
  *
  * Visibility: both symbols are hidden (.hidden on ELF, .private_extern on
  * Mach-O; on Windows nothing is exported unless asked).  Hidden symbols
@@ -124,6 +143,8 @@
  *                      shared object, aligned, its label
  *   END_FUNCTION name  closes it (ELF records its size)
  *   LOCAL(x)           a label that stays out of the symbol table
+ *   PERSONALITY        names the link's personality routine in an unwind
+ *                      entry (see the top of the file)
  *
  * gas macros, not cpp ones: on Apple arm64 ';' starts a comment, so a cpp
  * macro cannot hold two statements; clang's integrated assembler reads gas
@@ -131,6 +152,8 @@
  * ====================================================================== */
 #if defined(__ELF__)
 #define LOCAL(x) .L##x
+/* The link's personality routine, hidden in the same link: pc-relative. */
+#define PERSONALITY .cfi_personality 0x1b, coroutine_personality
 .macro FUNCTION name
 	.globl	\name
 	.hidden	\name
@@ -145,6 +168,8 @@
 /* Mach-O: C names carry a leading underscore, .private_extern is .hidden,
  * and local labels start with L. */
 #define LOCAL(x) L##x
+/* Through the GOT, as Apple's assembler has it for a personality. */
+#define PERSONALITY .cfi_personality 0x9b, _coroutine_personality
 .macro FUNCTION name
 	.globl	_\name
 	.private_extern	_\name
@@ -173,6 +198,25 @@ _\name:
 #error "asm_switch.S knows the ELF, Mach-O and COFF object formats only"
 #endif
 
+/* ======================================================================
+ * The link's unwind entry: the resumer's registers are words of *from,
+ * which the frame-pointer register reg points into, at the context's
+ * offset base (registers by their DWARF numbers, DW_..., as each ABI's
+ * DWARF supplement gives them; offsets as each section's CTX_...).
+ *
+ *   SAVED_AT col, reg, at, base  the caller's register col was saved at
+ *                                offset at: DW_CFA_expression
+ *                                [DW_OP_breg(reg) at-base]
+ *
+ * Raw CFI bytes (.cfi_escape): no directive says "at a register plus an
+ * offset".  The offset is a signed LEB128 in two bytes, which holds any in
+ * [-8192, 8191].
+ * ====================================================================== */
+#define SLEB128_2(x) (((x) & 0x7f) | 0x80), (((x) >> 7) & 0x7f)
+.macro SAVED_AT col, reg, at, base
+	.cfi_escape 0x10, \col, 3, 0x70 + \reg, SLEB128_2(\at - \base)
+.endm
+
 #if defined(__x86_64__) && (defined(__ELF__) || defined(__APPLE__)) && !defined(__ILP32__)
 /* ======================================================================
  * x86_64, System V ABI (ELF on Linux, Mach-O on macOS).  "System V Application Binary Interface,
@@ -185,37 +229,36 @@ _\name:
  *
  *   offset  bytes  holds
  *        0      8  rbx
- *        8      8  rbp
- *       16      8  r12
- *       24      8  r13
- *       32      8  r14
- *       40      8  r15
- *       48      8  rsp   as the caller sees it after the call returns
- *       56      8  rip   the resume address (the call's return address)
+ *        8      8  r12
+ *       16      8  r13
+ *       24      8  r14
+ *       32      8  r15
+ *       40      8  rsp   as the caller sees it after the call returns
+ *       48      8  rbp   } a frame record, [rbp] then [rbp + 8]: the link
+ *       56      8  rip   } the resume address (the call's return address)
  *       64      4  MXCSR (SSE control and status)  } written by coroutine.cpp
  *       68      2  x87 control word                } before the call
  *       70      2  unused
  *
  * The FP control words are read early, by coroutine.cpp at the top of
  * coroutine_resume and coroutine_yield (note_fp_control), not by the
- * switch, which only compares them: on AMD Zen stmxcsr takes some 15
- * cycles and holds up what follows it, and a load of the word it stored
- * waits for it, so a switch that read MXCSR and then compared it waited
- * for both, twice a round trip.  Read a few dozen instructions earlier,
- * the words are ready when the switch compares them.
+ * switch, which only compares them: on AMD Zen stmxcsr is slow and holds
+ * up what follows it, and a load of the word it stored waits for it, so a
+ * switch that read MXCSR and then compared it would wait for both, twice
+ * a round trip.  Read a few dozen instructions earlier, the words are
+ * ready when the switch compares them.
  *
  * Each is compared on its own: a load that spans both would read two
  * stores still in the store buffer, which cannot forward them to one load
- * (it waits for both to reach the cache: 4 ns a round trip on Zen 5, more
- * than the compare saves).
+ * (it waits for both to reach the cache, longer than the compare saves).
  * ====================================================================== */
 #define CTX_RBX   0
-#define CTX_RBP   8
-#define CTX_R12  16
-#define CTX_R13  24
-#define CTX_R14  32
-#define CTX_R15  40
-#define CTX_RSP  48
+#define CTX_R12   8
+#define CTX_R13  16
+#define CTX_R14  24
+#define CTX_R15  32
+#define CTX_RSP  40
+#define CTX_RBP  48
 #define CTX_RIP  56
 #define CTX_MXCSR 64
 #define CTX_FCW  68
@@ -223,6 +266,15 @@ _\name:
  * DAZ, exception masks, rounding control and FZ (control, callee-saved). */
 #define MXCSR_FLAGS 0x3f
 #define MXCSR_CONTROL 0xffc0
+/* DWARF's numbers (Figure 3.36 of the ABI), for the link's unwind entry. */
+#define DW_RBX 3
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_R12 12
+#define DW_R13 13
+#define DW_R14 14
+#define DW_R15 15
+#define DW_RIP 16
 
 /*
  * With -fcf-protection the compiler marks indirect-branch targets with
@@ -245,23 +297,23 @@ _\name:
 .macro SAVE_CALLER ctx
 	pop	%rax		/* the return address: where the caller resumes */
 	mov	%rbx, CTX_RBX(\ctx)
-	mov	%rbp, CTX_RBP(\ctx)
 	mov	%r12, CTX_R12(\ctx)
 	mov	%r13, CTX_R13(\ctx)
 	mov	%r14, CTX_R14(\ctx)
 	mov	%r15, CTX_R15(\ctx)
 	mov	%rsp, CTX_RSP(\ctx)	/* after the pop: as it will be after a return */
+	mov	%rbp, CTX_RBP(\ctx)
 	mov	%rax, CTX_RIP(\ctx)
 .endm
 
 /* ---- The restore of the registers (the stack pointer last) from \ctx */
 .macro LOAD_CALLEE_SAVED ctx
 	mov	CTX_RBX(\ctx), %rbx
-	mov	CTX_RBP(\ctx), %rbp
 	mov	CTX_R12(\ctx), %r12
 	mov	CTX_R13(\ctx), %r13
 	mov	CTX_R14(\ctx), %r14
 	mov	CTX_R15(\ctx), %r15
+	mov	CTX_RBP(\ctx), %rbp
 	mov	CTX_RSP(\ctx), %rsp
 .endm
 
@@ -328,14 +380,22 @@ FUNCTION coroutine_start_context
 	SAVE_CALLER %rdi
 	and	$-16, %rsi	/* rsp % 16 == 0 at a call, 8 at the callee's entry */
 	mov	%rsi, %rsp
+	lea	CTX_RBP(%rdi), %rbp	/* the link: see the top of the file */
 	/*
-	 * The unwind entry covers only the calls on the new stack and says that
-	 * they have no caller: backtraces and unwinders stop here instead of
-	 * reading whatever lies above the top of the run stack.
+	 * The unwind entry covers only the calls on the new stack: their
+	 * caller is the resumer, whose registers are in *from, around rbp.
 	 */
 	.cfi_startproc
-	.cfi_undefined rip
-	xor	%ebp, %ebp	/* ends frame-pointer chains here too */
+	PERSONALITY
+	.cfi_def_cfa rsp, 0
+	SAVED_AT DW_RSP, DW_RBP, CTX_RSP, CTX_RBP
+	SAVED_AT DW_RIP, DW_RBP, CTX_RIP, CTX_RBP
+	SAVED_AT DW_RBP, DW_RBP, CTX_RBP, CTX_RBP
+	SAVED_AT DW_RBX, DW_RBP, CTX_RBX, CTX_RBP
+	SAVED_AT DW_R12, DW_RBP, CTX_R12, CTX_RBP
+	SAVED_AT DW_R13, DW_RBP, CTX_R13, CTX_RBP
+	SAVED_AT DW_R14, DW_RBP, CTX_R14, CTX_RBP
+	SAVED_AT DW_R15, DW_RBP, CTX_R15, CTX_RBP
 	mov	%r8, %rbx	/* S and finish, for after entry: callee-saved */
 	mov	%rcx, %r12
 	mov	%r8, %rdi
@@ -599,7 +659,10 @@ FUNCTION coroutine_start_context
 	 * (entry's 32-byte home space, 8 to align the call), then the null
 	 * return address.  An unwinder that reaches it stops there (a zero
 	 * return address ends the chain) instead of reading whatever lies above
-	 * the top of the run stack, and the frame is inside StackBase.
+	 * the top of the run stack, and the frame is inside StackBase.  No link
+	 * to the resumer (see the top of the file): Windows' unwinder checks
+	 * each frame against the TIB's stack bounds, which describe the run
+	 * stack, and main's frames and a record in the schedule lie outside.
 	 */
 	.seh_proc coroutine_start_context
 	sub	$40, %rsp
@@ -638,9 +701,9 @@ END_FUNCTION coroutine_call_in_context
  *        0      4  ebx
  *        4      4  esi
  *        8      4  edi
- *       12      4  ebp
- *       16      4  esp   as the caller sees it after the call returns
- *       20      4  eip   the resume address (the call's return address)
+ *       12      4  esp   as the caller sees it after the call returns
+ *       16      4  ebp   } a frame record, [ebp] then [ebp + 4]: the link
+ *       20      4  eip   } the resume address (the call's return address)
  *       24      4  MXCSR (SSE control and status), in an SSE build only
  *       28      2  x87 control word
  *       30      2  unused
@@ -659,8 +722,8 @@ END_FUNCTION coroutine_call_in_context
 #define CTX_EBX   0
 #define CTX_ESI   4
 #define CTX_EDI   8
-#define CTX_EBP  12
-#define CTX_ESP  16
+#define CTX_ESP  12
+#define CTX_EBP  16
 #define CTX_EIP  20
 #define CTX_MXCSR 24
 #define CTX_FCW  28
@@ -668,6 +731,13 @@ END_FUNCTION coroutine_call_in_context
  * DAZ, exception masks, rounding control and FZ (control, callee-saved). */
 #define MXCSR_FLAGS 0x3f
 #define MXCSR_CONTROL 0xffc0
+/* DWARF's numbers (the ABI's Table 2.14), for the link's unwind entry. */
+#define DW_EBX 3
+#define DW_ESP 4
+#define DW_EBP 5
+#define DW_ESI 6
+#define DW_EDI 7
+#define DW_EIP 8
 
 /* -fcf-protection: as on x86_64 (see there), marked entry points but no
  * GNU property note claiming CET support. */
@@ -686,8 +756,8 @@ END_FUNCTION coroutine_call_in_context
 	mov	%ebx, CTX_EBX(\ctx)
 	mov	%esi, CTX_ESI(\ctx)
 	mov	%edi, CTX_EDI(\ctx)
-	mov	%ebp, CTX_EBP(\ctx)
 	mov	%esp, CTX_ESP(\ctx)	/* after the pop: as it will be after a return */
+	mov	%ebp, CTX_EBP(\ctx)
 	mov	%ecx, CTX_EIP(\ctx)
 #ifdef __SSE__
 	stmxcsr	CTX_MXCSR(\ctx)
@@ -793,17 +863,26 @@ FUNCTION coroutine_start_context
 	mov	16(%esp), %ebx	/* S */
 	and	$-16, %ecx
 	mov	%ecx, %esp
+	lea	CTX_EBP(%eax), %ebp	/* the link: see the top of the file */
 	/*
-	 * The unwind entry covers only the calls on the new stack and says that
-	 * they have no caller: backtraces and unwinders stop here instead of
-	 * reading whatever lies above the top of the run stack.
+	 * The unwind entry covers only the calls on the new stack: their
+	 * caller is the resumer, whose registers are in *from, around ebp.
 	 */
 	.cfi_startproc
-	.cfi_undefined eip
-	xor	%ebp, %ebp	/* ends frame-pointer chains here too */
+	PERSONALITY
+	.cfi_def_cfa esp, 0
+	SAVED_AT DW_ESP, DW_EBP, CTX_ESP, CTX_EBP
+	SAVED_AT DW_EIP, DW_EBP, CTX_EIP, CTX_EBP
+	SAVED_AT DW_EBP, DW_EBP, CTX_EBP, CTX_EBP
+	SAVED_AT DW_EBX, DW_EBP, CTX_EBX, CTX_EBP
+	SAVED_AT DW_ESI, DW_EBP, CTX_ESI, CTX_EBP
+	SAVED_AT DW_EDI, DW_EBP, CTX_EDI, CTX_EBP
 	sub	$8, %esp	/* 8 + the 8 of the arguments: esp % 16 == 0 at the call */
+	.cfi_adjust_cfa_offset 8
 	push	$0
+	.cfi_adjust_cfa_offset 4
 	push	%ebx
+	.cfi_adjust_cfa_offset 4
 	call	*%edx		/* entry(S, NULL) */
 	mov	%ebx, (%esp)	/* the argument slots were entry's to change */
 	call	*%esi		/* finish(S) */
@@ -812,13 +891,14 @@ FUNCTION coroutine_start_context
 END_FUNCTION coroutine_start_context
 
 /* ---- The call in a context: above esp, the function, then the resume
- * address, which the pop leaves as the return address.  from (eax, as the
- * switch left it) goes to the first argument's slot, which was the
- * switch's own from and is a callee's to change. */
+ * address, which the pop leaves as the return address.  from and to (eax
+ * and edx, as the switch left them) go to the arguments' slots, which were
+ * the switch's own and are a callee's to change. */
 FUNCTION coroutine_call_in_context
 	ENTRY_MARK
 	pop	%ecx
 	mov	%eax, 4(%esp)
+	mov	%edx, 8(%esp)
 	jmp	*%ecx
 END_FUNCTION coroutine_call_in_context
 
@@ -836,8 +916,8 @@ END_FUNCTION coroutine_call_in_context
  *
  *   offset  bytes  holds
  *        0     80  x19 ... x28
- *       80      8  x29 (frame pointer)
- *       88      8  x30 (link register: the resume address)
+ *       80      8  x29 (frame pointer)          } a frame record: the link
+ *       88      8  x30 (link register: the resume address)     }
  *       96     64  d8 ... d15
  *      160      8  sp
  *      168      8  FPCR (rounding mode, flush-to-zero, trap enables)
@@ -854,6 +934,9 @@ END_FUNCTION coroutine_call_in_context
 #define CTX_D14 144
 #define CTX_SP  160
 #define CTX_FPCR 168
+/* DWARF's numbers ("DWARF for the Arm 64-bit Architecture"), for the
+ * link's unwind entry: x19-x30 are 19-30, sp 31, d8-d15 (v8-v15) 72-79. */
+#define DW_X29 29
 
 /*
  * With -mbranch-protection=bti (or =standard) the compiler starts every
@@ -932,14 +1015,23 @@ FUNCTION coroutine_start_context
 	SAVE_CALLER x0
 	and	x1, x1, #-16	/* sp must always be 16-byte aligned */
 	mov	sp, x1
+	add	x29, x0, #CTX_X29	/* the link: see the top of the file */
 	/*
-	 * The unwind entry covers only the calls on the new stack and says that
-	 * they have no caller: backtraces and unwinders stop here instead of
-	 * reading whatever lies above the top of the run stack.
+	 * The unwind entry covers only the calls on the new stack: their
+	 * caller is the resumer, whose registers are in *from, around x29.
 	 */
 	.cfi_startproc
-	.cfi_undefined x30
-	mov	x29, xzr	/* a zero frame pointer ends frame-record chains */
+	PERSONALITY
+	.cfi_def_cfa sp, 0
+	SAVED_AT 31, DW_X29, CTX_SP, CTX_X29
+	SAVED_AT 29, DW_X29, CTX_X29, CTX_X29
+	SAVED_AT 30, DW_X29, CTX_X29+8, CTX_X29
+	.irp n, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28
+	SAVED_AT \n, DW_X29, CTX_X19+8*(\n-19), CTX_X29
+	.endr
+	.irp n, 8, 9, 10, 11, 12, 13, 14, 15
+	SAVED_AT 64+\n, DW_X29, CTX_D8+8*(\n-8), CTX_X29
+	.endr
 	mov	x19, x4		/* S and finish, for after entry: callee-saved */
 	mov	x20, x3
 	mov	x0, x4
@@ -1083,7 +1175,11 @@ FUNCTION coroutine_start_context
 	 * The unwind entries cover only the calls on the new stack and say that
 	 * they have no caller: .cantunwind for the EHABI unwinder (exceptions,
 	 * backtrace(3)), an undefined lr (r14) for debuggers.  Both stop here
-	 * instead of reading whatever lies above the top of the run stack.
+	 * instead of reading whatever lies above the top of the run stack.  No
+	 * link to the resumer (see the top of the file): crossing it would take
+	 * an EHABI entry and a personality routine of that format, and gcc's
+	 * Thumb code keeps no frame records for a walker to follow (r7 points
+	 * below a frame's locals).
 	 */
 	.fnstart
 	.cantunwind
@@ -1123,37 +1219,47 @@ END_FUNCTION coroutine_call_in_context
  * Context layout (CONTEXT_WORDS 27 in coroutine.cpp):
  *
  *   offset  bytes  holds
- *        0      8  ra    the resume address
- *        8      8  sp
- *       16     96  s0 ... s11
+ *        0      8  sp
+ *        8     88  s1 ... s11
+ *       96      8  s0 (frame pointer)      } a frame record, which s0
+ *      104      8  ra (the resume address) } points just above: the link
  *      112     96  fs0 ... fs11
  *      208      8  frm   (the rounding mode of fcsr)
  * ====================================================================== */
-#define CTX_RA    0
-#define CTX_SP    8
-#define CTX_S0   16
+#define CTX_SP    0
+#define CTX_S1    8
+#define CTX_S0   96
+#define CTX_RA  104
 #define CTX_FS0 112
 #define CTX_FRM 208
+/* Where s0 points for the link: just above the frame record. */
+#define CTX_RECORD_END 112
+/* DWARF's numbers (the psABI's DWARF Register Numbers), for the link's
+ * unwind entry: x1 is ra, x8-x9 and x18-x27 are s0-s11, f8-f9 and f18-f27
+ * (fs0-fs11) are 40-41 and 50-59. */
+#define DW_RA 1
+#define DW_SP 2
+#define DW_S0 8
 
 	.text
 
 /* ---- The save: the caller's callee-saved state into the context at \ctx,
  * leaving the current rounding mode in t0 for the restore to compare. */
 .macro SAVE_CALLER ctx
-	sd	ra, CTX_RA(\ctx)	/* where the caller resumes */
 	sd	sp, CTX_SP(\ctx)
-	sd	s0, CTX_S0+0(\ctx)
-	sd	s1, CTX_S0+8(\ctx)
-	sd	s2, CTX_S0+16(\ctx)
-	sd	s3, CTX_S0+24(\ctx)
-	sd	s4, CTX_S0+32(\ctx)
-	sd	s5, CTX_S0+40(\ctx)
-	sd	s6, CTX_S0+48(\ctx)
-	sd	s7, CTX_S0+56(\ctx)
-	sd	s8, CTX_S0+64(\ctx)
-	sd	s9, CTX_S0+72(\ctx)
-	sd	s10, CTX_S0+80(\ctx)
-	sd	s11, CTX_S0+88(\ctx)
+	sd	s1, CTX_S1+0(\ctx)
+	sd	s2, CTX_S1+8(\ctx)
+	sd	s3, CTX_S1+16(\ctx)
+	sd	s4, CTX_S1+24(\ctx)
+	sd	s5, CTX_S1+32(\ctx)
+	sd	s6, CTX_S1+40(\ctx)
+	sd	s7, CTX_S1+48(\ctx)
+	sd	s8, CTX_S1+56(\ctx)
+	sd	s9, CTX_S1+64(\ctx)
+	sd	s10, CTX_S1+72(\ctx)
+	sd	s11, CTX_S1+80(\ctx)
+	sd	s0, CTX_S0(\ctx)
+	sd	ra, CTX_RA(\ctx)	/* where the caller resumes */
 	fsd	fs0, CTX_FS0+0(\ctx)
 	fsd	fs1, CTX_FS0+8(\ctx)
 	fsd	fs2, CTX_FS0+16(\ctx)
@@ -1180,20 +1286,20 @@ FUNCTION coroutine_switch_context
 	bne	t0, t1, LOCAL(load_frm)
 LOCAL(frm_loaded):
 
-	ld	ra, CTX_RA(a1)
 	ld	sp, CTX_SP(a1)
-	ld	s0, CTX_S0+0(a1)
-	ld	s1, CTX_S0+8(a1)
-	ld	s2, CTX_S0+16(a1)
-	ld	s3, CTX_S0+24(a1)
-	ld	s4, CTX_S0+32(a1)
-	ld	s5, CTX_S0+40(a1)
-	ld	s6, CTX_S0+48(a1)
-	ld	s7, CTX_S0+56(a1)
-	ld	s8, CTX_S0+64(a1)
-	ld	s9, CTX_S0+72(a1)
-	ld	s10, CTX_S0+80(a1)
-	ld	s11, CTX_S0+88(a1)
+	ld	s1, CTX_S1+0(a1)
+	ld	s2, CTX_S1+8(a1)
+	ld	s3, CTX_S1+16(a1)
+	ld	s4, CTX_S1+24(a1)
+	ld	s5, CTX_S1+32(a1)
+	ld	s6, CTX_S1+40(a1)
+	ld	s7, CTX_S1+48(a1)
+	ld	s8, CTX_S1+56(a1)
+	ld	s9, CTX_S1+64(a1)
+	ld	s10, CTX_S1+72(a1)
+	ld	s11, CTX_S1+80(a1)
+	ld	s0, CTX_S0(a1)
+	ld	ra, CTX_RA(a1)
 	fld	fs0, CTX_FS0+0(a1)
 	fld	fs1, CTX_FS0+8(a1)
 	fld	fs2, CTX_FS0+16(a1)
@@ -1226,14 +1332,26 @@ FUNCTION coroutine_start_context
 	SAVE_CALLER a0
 	andi	a1, a1, -16	/* sp must be 16-byte aligned */
 	mv	sp, a1
+	addi	s0, a0, CTX_RECORD_END	/* the link: see the top of the file */
 	/*
-	 * The unwind entry covers only the calls on the new stack and says that
-	 * they have no caller: backtraces and unwinders stop here instead of
-	 * reading whatever lies above the top of the run stack.
+	 * The unwind entry covers only the calls on the new stack: their
+	 * caller is the resumer, whose registers are in *from, below s0.
 	 */
 	.cfi_startproc
-	.cfi_undefined ra
-	li	s0, 0		/* a zero frame pointer ends frame chains here too */
+	PERSONALITY
+	.cfi_def_cfa sp, 0
+	SAVED_AT DW_SP, DW_S0, CTX_SP, CTX_RECORD_END
+	SAVED_AT DW_RA, DW_S0, CTX_RA, CTX_RECORD_END
+	SAVED_AT DW_S0, DW_S0, CTX_S0, CTX_RECORD_END
+	SAVED_AT 9, DW_S0, CTX_S1, CTX_RECORD_END
+	.irp n, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+	SAVED_AT 16+\n, DW_S0, CTX_S1+8*(\n-1), CTX_RECORD_END
+	.endr
+	SAVED_AT 40, DW_S0, CTX_FS0, CTX_RECORD_END
+	SAVED_AT 41, DW_S0, CTX_FS0+8, CTX_RECORD_END
+	.irp n, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+	SAVED_AT 48+\n, DW_S0, CTX_FS0+8*\n, CTX_RECORD_END
+	.endr
 	mv	s1, a4		/* S and finish, for after entry: callee-saved */
 	mv	s2, a3
 	mv	a0, a4

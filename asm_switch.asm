@@ -256,10 +256,13 @@ coroutine_start_context ENDP
 	; (entry's 32-byte home space, 8 to align the call), then the null
 	; return address.  An unwinder that reaches it stops there (a zero
 	; return address ends the chain) instead of reading whatever lies above
-	; the top of the run stack, and the frame is inside StackBase.  (MASM
-	; wants a FRAME procedure's prologue at its start, where asm_switch.S
-	; opens its .seh_proc mid-function: the code falls through into a
-	; procedure of its own.)
+	; the top of the run stack, and the frame is inside StackBase.  No link
+	; to the resumer (see the top of asm_switch.S): Windows' unwinder checks
+	; each frame against the TIB's stack bounds, which describe the run
+	; stack, and main's frames and a record in the schedule lie outside.
+	; (MASM wants a FRAME procedure's prologue at its start, where
+	; asm_switch.S opens its .seh_proc mid-function: the code falls through
+	; into a procedure of its own.)
 	;
 coroutine_start_context_call PROC FRAME
 	sub	rsp, 40

@@ -106,12 +106,13 @@ COROUTINE_API struct schedule *coroutine_open(void);
 
 /*
  * Frees the schedule and every coroutine in it.  First the coroutines
- * suspended on the calling thread are deleted, in id order, as
- * coroutine_delete deletes them: the destructors of the C++ objects on
- * their frames run.  Then the rest, which cannot run here (never started,
- * or suspended on another thread), are freed without running anything.
- * NULL is ignored.  Calling it from inside one of the schedule's own
- * coroutines aborts.
+ * suspended on the calling thread are ended, in id order, as
+ * coroutine_delete ends them (the destructors of the C++ objects on their
+ * frames run; a coroutine that cannot be unwound is freed as the original
+ * frees it).  Then the rest, which cannot run here (never started, or
+ * suspended on another thread), are freed without running anything.  NULL
+ * is ignored.  Calling it from inside one of the schedule's own coroutines
+ * aborts.
  */
 COROUTINE_API void coroutine_close(struct schedule *);
 
@@ -156,21 +157,12 @@ COROUTINE_API int coroutine_running(struct schedule *);
 COROUTINE_API void coroutine_yield(struct schedule *);
 
 /*
- * The third ADDITION to the original API, for hosts that must survive
- * running out of memory (a script engine whose error ends one script only).
- *
- * coroutine_yield, except when there is no memory to save the coroutine's
- * stack (a yield deeper than any before may need a larger buffer): then it
- * returns -1 at once, and the coroutine goes on running where it was, as if
- * it had not been called.  Otherwise it returns 0, once the coroutine is
- * resumed.  coroutine_yield, in the same case, prints a line and aborts.
- * Misuse aborts as coroutine_yield's does.
+ * The additions to the original API, whose seven functions are above: each
+ * for a need that the original leaves to its users.
  */
-COROUTINE_API int coroutine_try_yield(struct schedule *);
 
 /*
- * ADDITION to the original API (not in cloudwu's coroutine.h), for tools
- * and learners who want to watch the stack copying.
+ * For tools and learners who want to watch the stack copying.
  *
  * The number of bytes of run stack that coroutine id held at its last
  * yield: what that yield copied out to the coroutine's heap buffer, and
@@ -182,9 +174,9 @@ COROUTINE_API int coroutine_try_yield(struct schedule *);
 COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
 
 /*
- * The second ADDITION to the original API, for a main loop that drives
- * the coroutines itself and needs to walk the slots (the original's users
- * read S->cap and S->co[i]; here the struct is opaque).
+ * For a main loop that drives the coroutines itself and needs to walk the
+ * slots (the original's users read S->cap and S->co[i]; here the struct is
+ * opaque).
  *
  * The smallest id greater than id whose slot holds a coroutine (ready,
  * running or suspended), or -1 when there is none: coroutine_next(S, -1)
@@ -201,33 +193,62 @@ COROUTINE_API long coroutine_stack_size(struct schedule *, int id);
 COROUTINE_API int coroutine_next(struct schedule *, int id);
 
 /*
- * The fourth ADDITION to the original API: ends one coroutine without
- * finishing it, as an engine despawns an entity in the middle of its
- * behaviour.
+ * For hosts that must survive running out of memory (a script engine whose
+ * error ends one script only), and for code that must end in its own way
+ * when it is deleted (code built without exceptions).
  *
- * A never-started coroutine is freed.  A suspended one is unwound first:
- * the destructors of the C++ objects on its frames (and C cleanup
- * attributes) run, innermost first, as when a thread is cancelled, as the
- * running coroutine, with its own exceptions being handled; then it is
- * freed.  Either way its slot is emptied (ids are then handed out as after
- * a coroutine finishes), and the other coroutines are untouched.  An empty
- * slot is left as it is.  Where nothing can be unwound (docs/api.md says where:
- * a C program that links no unwinder, WebAssembly), the coroutine is freed
- * without running anything.  Only the main program may delete; calling it
- * from inside a coroutine, with an id outside [0, slot count), or for a
- * coroutine suspended on another thread aborts.  A destructor that yields
- * or resumes during the unwinding aborts, and so does a catch (...) that
- * does not rethrow it; the unwinding cannot leave a noexcept function (a
- * coroutine waiting inside a destructor ends in std::terminate).
+ * coroutine_yield, except when there is no memory to save the coroutine's
+ * stack (a yield deeper than any before may need a larger buffer): then it
+ * returns -1 at once, and the coroutine goes on running where it was, as if
+ * it had not been called.  Otherwise it returns 0, once the coroutine is
+ * resumed, or COROUTINE_ENDING when coroutine_delete or coroutine_close
+ * ends the coroutine while it waits here: it should then return from its
+ * function, closing its scopes the ordinary way (if it waits again
+ * instead, it is ended there as coroutine_delete says).  coroutine_yield,
+ * out of memory, prints a line and aborts.  Misuse aborts as
+ * coroutine_yield's does.
+ */
+#define COROUTINE_ENDING 1
+COROUTINE_API int coroutine_try_yield(struct schedule *);
+
+/*
+ * Ends one coroutine without finishing it, as an engine despawns an entity
+ * in the middle of its behaviour.
+ *
+ * A never-started coroutine is freed.  A suspended one is ended where it
+ * waits, then freed: in coroutine_try_yield, which returns COROUTINE_ENDING
+ * for it to return from its function; in coroutine_yield, by unwinding it
+ * as a thread is cancelled, as the running coroutine, with its own
+ * exceptions being handled: the destructors of the C++ objects on its
+ * frames (and C cleanup attributes) run, innermost first.  Code built
+ * without exceptions (C++ with -fno-exceptions, C without -fexceptions) has
+ * nothing to run: its objects are not destroyed, and it is freed as the
+ * original frees a coroutine.  So is a coroutine whose unwinding cannot go
+ * on: a catch (...) that does not rethrow it ends it there, and so does a
+ * frame that may not be left by an exception (a noexcept function, a
+ * destructor run by an exception's unwinding), or a destructor that waits;
+ * what was unwound before stays done.  Where nothing can be unwound
+ * (docs/api.md says where: a C program that links no unwinder,
+ * WebAssembly), nothing of it runs.  Its slot is emptied (ids are then
+ * handed out as after a coroutine finishes), and the other coroutines are
+ * untouched.  An empty slot is left as it is.
+ *
+ * May be called from inside a coroutine, also for itself and from a
+ * destructor that another delete runs: the coroutine is then ended when
+ * control is back in main, before main's coroutine_resume or
+ * coroutine_delete returns, in id order (a coroutine that deletes itself
+ * goes on until it waits, and is ended there); until then it is there as
+ * before.  An id outside [0, slot count), or a coroutine suspended on
+ * another thread, aborts.
  */
 COROUTINE_API void coroutine_delete(struct schedule *, int id);
 
 /*
- * The fifth ADDITION to the original API, which only a copying design can
- * give: a second coroutine that waits exactly where coroutine id waits,
- * with its own copy of id's stack and registers, so that the two go on
- * independently from there (a never-started coroutine's copy will start the
- * same function with the same ud).  Returns the copy's id, assigned as
+ * What only a copying design can give: a second coroutine that waits
+ * exactly where coroutine id waits, with its own copy of id's stack and
+ * registers, so that the two go on independently from there (a
+ * never-started coroutine's copy will start the same function with the same
+ * ud).  Returns the copy's id, assigned as
  * coroutine_new assigns it, or -1 when memory runs out, leaving the schedule
  * as it was.  May be called from main or from inside a coroutine.
  *

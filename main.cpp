@@ -145,6 +145,8 @@ static void trees(struct schedule *S)
 LOCALS_ON_THE_RUN_STACK static void choose(struct schedule *S, void *ud)
 {
 	volatile int path = *(int *)ud;
+	if (trace)
+		trace_local("path", &path); /* the trace reads it in each slice */
 	for (int i = 0; i < 2; i++) {
 		printf("coroutine %d : %d\n", coroutine_running(S), path);
 		coroutine_yield(S);

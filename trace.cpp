@@ -5,7 +5,8 @@
  * for main's second program, whose coroutines yield from different
  * depths, and --trace=clone for its third, where a coroutine is cloned
  * (the trace tells the bytes of each heap copy by a fingerprint: the same
- * after the clone, apart after the next yields).  --trace=html writes both as one page to step through:
+ * after the clone, apart after the next yields, and the local path in
+ * each).  --trace=html writes all three as one page to step through:
  * trace_page.html, which the build turns into a string
  * (trace_page_html.h), with the walkthroughs put in.
  */
@@ -31,6 +32,7 @@ struct step {
 	const struct step *copies[2]; /* the yields whose slices they hold (NULL: none) */
 	unsigned long sums[2];   /* the fingerprints of their bytes (0: none, or not known) */
 	unsigned long sum;       /* a yield's: of the slice it copied out */
+	int value[2], valued[2]; /* the walkthrough's local in both (valued 0: none, or not known) */
 	char said_before[32];    /* what the program printed before the resume */
 	char said[64];           /* and during it */
 	int nframes;
@@ -44,6 +46,9 @@ struct walkthrough {
 	long size, guard;
 	char trees[2][64]; /* each coroutine's tree, if it walks one (trace_tree) */
 	int clones;        /* a coroutine is cloned: the trace gives fingerprints */
+	char local[16];    /* a local the trace reads in every slice (trace_local), */
+	long local_at;     /* at top-local_at: 0 if none, or not on the run stack, */
+	char local_in[NAME_LEN]; /* in this function's frame (once a yield tells) */
 };
 
 /* The bytes of a frame that its caller's call instruction pushed: the
@@ -66,6 +71,7 @@ static int clone_trace; /* --trace=clone: fingerprints after every step */
 static long heap_now[2];
 static const struct step *last_yield[2]; /* each coroutine's, for its frames */
 static unsigned long sums_now[2];
+static int value_now[2], valued_now[2];
 
 /* Whose bytes are on the run stack: the last coroutine resumed, unless it
  * has ended.  coroutine_resume skips the copy back for that one. */
@@ -93,21 +99,47 @@ static void draw_stacks(const struct step *s)
 	printf("\n       :        free         :\n");
 }
 
-/* Where a coroutine is cloned: what each heap copy holds, by the
- * fingerprint of its bytes (trace_frames.cpp), equal for equal bytes. */
-static void show_fingerprints(const struct step *s)
+/* What both heap copies hold after step s, as text: the fingerprints of
+ * their bytes (trace_frames.cpp), equal for equal bytes, or (values) the
+ * walkthrough's local; "" for none, or not known. */
+static void heap_copy_texts(const struct step *s, int values, char text[2][24])
 {
-	printf("       heap copies' bytes (FNV-1a):");
+	for (int id = 0; id < 2; id++) {
+		text[id][0] = '\0';
+		if (values && s->heap[id] > 0 && s->valued[id])
+			snprintf(text[id], sizeof text[id], "%d", s->value[id]);
+		else if (!values && s->heap[id] > 0 && s->sums[id] != 0)
+			snprintf(text[id], sizeof text[id], "%08lx", s->sums[id]);
+	}
+}
+
+/* The line that says it, after its head. */
+static void show_heap_copies(const char *head, const struct step *s, int values)
+{
+	char text[2][24];
+	heap_copy_texts(s, values, text);
+	printf("       heap copies' %s:", head);
 	for (int id = 0; id < 2; id++) {
 		printf("%s coroutine %d ", id ? "," : "", id);
-		if (s->heap[id] > 0 && s->sums[id] != 0)
-			printf("%08lx", s->sums[id]);
-		else if (s->heap[id] > 0)
-			printf("not known");
+		if (s->heap[id] > 0)
+			printf("%s", text[id][0] ? text[id] : "not known");
 		else
 			show_heap_copy(s->heap[id]);
 	}
 	printf("\n");
+}
+
+/* Where a coroutine is cloned: what each heap copy holds, by fingerprint;
+ * and the local the trace reads, the same place in every slice. */
+static void show_heap_texts(const struct walkthrough *w, const struct step *s)
+{
+	char head[NAME_LEN + 64];
+	show_heap_copies("bytes (FNV-1a)", s, 0);
+	if (w->local_at <= 0)
+		return;
+	snprintf(head, sizeof head, "%s (at top-%ld%s%s%s)", w->local, w->local_at, w->local_in[0] ? ", in " : "",
+		 w->local_in, w->local_in[0] ? "'s frame" : "");
+	show_heap_copies(head, s, 1);
 }
 
 static void show_frames(const struct step *s)
@@ -240,19 +272,17 @@ static void json_step(const char *title, const char *said, int owner, long bytes
 }
 
 /* Where a coroutine is cloned: the fingerprints of both heap copies'
- * bytes, as hexadecimal text ("" for none). */
-static void json_sums(const struct walkthrough *w, const unsigned long sums[2])
+ * bytes (sums), and where the trace reads a local, its value in both
+ * (values), as text ("" for none). */
+static void json_heap_texts(const struct walkthrough *w, const struct step *s)
 {
-	if (!w->clones)
-		return;
-	fputs(",sums:[", page);
-	for (int id = 0; id < 2; id++) {
-		char hex[24] = "";
-		if (sums[id] != 0)
-			snprintf(hex, sizeof hex, "%08lx", sums[id]);
-		fprintf(page, "%s\"%s\"", id ? "," : "", hex);
+	char text[2][24];
+	for (int values = 0; values < 2; values++) {
+		if (values ? w->local_at <= 0 : !w->clones)
+			continue;
+		heap_copy_texts(s, values, text);
+		fprintf(page, ",%s:[\"%s\",\"%s\"]", values ? "values" : "sums", text[0], text[1]);
 	}
-	fputc(']', page);
 }
 
 /* A first run: the run stack still holds the last yield's bytes, which
@@ -278,7 +308,7 @@ static void json_steps(const struct walkthrough *w)
 			after_line(s, title, sizeof title);
 			json_step(title, s->said_before, s->owned ? s->id : -1, s->owned, s->owned ? s->copies[s->id] : NULL,
 				  s->heap, s->copies, "clone", s->id);
-			json_sums(w, s->sums);
+			json_heap_texts(w, s);
 			fprintf(page, ",copied:%ld,copy:%d},\n", s->copied_out, s->other);
 			continue;
 		}
@@ -291,14 +321,14 @@ static void json_steps(const struct walkthrough *w)
 			json_step(title, s->said_before, s->id, s->owned + s->copied_in, prev->copies[s->id],
 				  prev->heap, prev->copies, s->owned ? "kept" : "in", s->id);
 		}
-		json_sums(w, prev->sums);
+		json_heap_texts(w, prev);
 		fputs("},\n", page);
 		after_line(s, title, sizeof title);
 		if (s->returned)
 			json_step(title, s->said, -1, 0, NULL, s->heap, s->copies, "none", s->id);
 		else
 			json_step(title, s->said, s->id, s->copied_out, s, s->heap, s->copies, "out", s->id);
-		json_sums(w, s->sums);
+		json_heap_texts(w, s);
 		fputs("},\n", page);
 	}
 }
@@ -329,7 +359,13 @@ static void write_page(void)
 		json_string(w->trees[0]);
 		fputc(',', page);
 		json_string(w->trees[1]);
-		fputs("],steps:[\n", page);
+		fputc(']', page);
+		if (w->local_at > 0) {
+			fputs(",local:{name:", page);
+			json_string(w->local);
+			fprintf(page, ",at:%ld,bytes:%d}", w->local_at, (int)sizeof(int));
+		}
+		fputs(",steps:[\n", page);
 		json_steps(w);
 		fputs("]},\n", page);
 	}
@@ -362,6 +398,7 @@ void trace_begin(struct schedule *S)
 	memset(heap_now, 0, sizeof heap_now);
 	memset(last_yield, 0, sizeof last_yield);
 	memset(sums_now, 0, sizeof sums_now);
+	memset(valued_now, 0, sizeof valued_now);
 	on_run_stack = -1;
 }
 
@@ -373,6 +410,30 @@ void trace_tree(int id, const char *shape)
 	}
 	if (!html)
 		printf("  coroutine %d walks %s: value(left,right), - for no child\n", id, shape);
+}
+
+/* A yield's value of the walkthrough's local, in the slice it copied
+ * out, and the frame that holds it. */
+static int read_local(struct walkthrough *w, const struct step *yield, int *value)
+{
+	long below = 0;
+	if (!slice_int(yield->copied_out, w->local_at, value))
+		return 0;
+	for (int i = 0; i < yield->nframes && w->local_in[0] == '\0'; i++) {
+		below += yield->frames[i].size;
+		if (w->local_at <= below)
+			snprintf(w->local_in, sizeof w->local_in, "%s", yield->frames[i].name);
+	}
+	return 1;
+}
+
+void trace_local(const char *name, const volatile int *address)
+{
+	if (nwalkthroughs > 0) {
+		struct walkthrough *w = &walkthroughs[nwalkthroughs - 1];
+		snprintf(w->local, sizeof w->local, "%s", name);
+		w->local_at = below_top(address);
+	}
 }
 
 void trace_resume(struct schedule *S, int id)
@@ -412,6 +473,7 @@ void trace_after_resume(struct schedule *S, int id, int other)
 			heap_now[id] = -1;
 			last_yield[id] = NULL;
 			sums_now[id] = 0;
+			valued_now[id] = 0;
 		}
 	} else {
 		s->copied_out = coroutine_stack_size(S, id);
@@ -421,12 +483,15 @@ void trace_after_resume(struct schedule *S, int id, int other)
 			heap_now[id] = s->copied_out;
 			last_yield[id] = s;
 			sums_now[id] = s->sum;
+			valued_now[id] = nwalkthroughs > 0 && read_local(&walkthroughs[nwalkthroughs - 1], s, &value_now[id]);
 		}
 		on_run_stack = id;
 	}
 	memcpy(s->heap, heap_now, sizeof heap_now);
 	memcpy(s->copies, last_yield, sizeof last_yield);
 	memcpy(s->sums, sums_now, sizeof sums_now);
+	memcpy(s->value, value_now, sizeof value_now);
+	memcpy(s->valued, valued_now, sizeof valued_now);
 	if (html) {
 		demo_said(s->said, sizeof s->said);
 		return;
@@ -437,8 +502,8 @@ void trace_after_resume(struct schedule *S, int id, int other)
 		draw_stacks(s);
 		show_frames(s);
 	}
-	if (clone_trace)
-		show_fingerprints(s);
+	if (clone_trace && nwalkthroughs > 0)
+		show_heap_texts(&walkthroughs[nwalkthroughs - 1], s);
 }
 
 /* The clone is made from id's heap copy, byte for byte: its own heap
@@ -459,10 +524,14 @@ void trace_clone(struct schedule *S, int id, int copy)
 		heap_now[copy] = s->copied_out;
 		last_yield[copy] = last_yield[id];
 		sums_now[copy] = sums_now[id];
+		value_now[copy] = value_now[id];
+		valued_now[copy] = valued_now[id];
 	}
 	memcpy(s->heap, heap_now, sizeof heap_now);
 	memcpy(s->copies, last_yield, sizeof last_yield);
 	memcpy(s->sums, sums_now, sizeof sums_now);
+	memcpy(s->value, value_now, sizeof value_now);
+	memcpy(s->valued, valued_now, sizeof valued_now);
 	if (nwalkthroughs > 0) {
 		walkthroughs[nwalkthroughs - 1].end = nsteps;
 		walkthroughs[nwalkthroughs - 1].clones = 1;
@@ -473,7 +542,8 @@ void trace_clone(struct schedule *S, int id, int copy)
 	}
 	after_line(s, line, sizeof line);
 	printf("  %s\n", line);
-	show_fingerprints(s);
+	if (nwalkthroughs > 0)
+		show_heap_texts(&walkthroughs[nwalkthroughs - 1], s);
 }
 
 enum trace_mode trace_start(const char *arg)

@@ -24,6 +24,10 @@ void trace_begin(struct schedule *S);
 /* Around main's coroutine_resume(S, id); other is the other coroutine. */
 void trace_resume(struct schedule *S, int id);
 void trace_after_resume(struct schedule *S, int id, int other);
+/* A coroutine's local a learner follows (the third program's path), by
+ * its address on the run stack: the trace reads it in every slice a
+ * yield copies out, at the same place in each heap copy. */
+void trace_local(const char *name, const volatile int *address);
 /* After main's copy = coroutine_clone(S, id). */
 void trace_clone(struct schedule *S, int id, int copy);
 /* The second program: coroutine id walks the tree shape, written

@@ -7,7 +7,7 @@
  * How the frames of a yield are found, after coroutine_yield has switched
  * back to main.  The yielding coroutine's bytes are still on the run stack
  * (the next resume decides whether they are overwritten), and so is the
- * dead frame of the save below them (save_stack or save_shallow_stack,
+ * dead frame of the save below them (save_slice or save_slice_quickly,
  * which returned before the switch).  Where the run stack is, a probe
  * coroutine told before the demo's first resume (it runs once and ends);
  * coroutine_stack_size gives the slice, [top - size, top).  In it, or just
@@ -86,13 +86,24 @@ static void ignore_error(void *, const char *, int)
 {
 }
 
-/* A name as gdb prints it in a backtrace: demangled, without parameters. */
+/* A name as gdb prints it in a backtrace: demangled, without parameters,
+ * and without the return type that a template function's name carries
+ * ("context* save_slice<0>"): what follows the last space outside <>. */
 static void plain_name(const char *symbol, char *out, size_t len)
 {
 	int status = 0;
 	char *demangled = abi::__cxa_demangle(symbol, NULL, NULL, &status);
 	const char *name = status == 0 && demangled != NULL ? demangled : symbol;
 	size_t n = strcspn(name, "(");
+	int depth = 0;
+	for (size_t i = n; i-- > 0;) {
+		depth += name[i] == '>' ? 1 : name[i] == '<' ? -1 : 0;
+		if (name[i] == ' ' && depth == 0) {
+			name += i + 1;
+			n -= i + 1;
+			break;
+		}
+	}
 	if (n >= len)
 		n = len - 1;
 	memcpy(out, name, n);
@@ -377,9 +388,9 @@ static int yield_calls(uintptr_t f)
  * The last resort, when calls made after the save (under ASan, its fiber
  * bookkeeping) wrote over every return address the save left: the save is
  * one of the functions named save_ that coroutine_yield calls.  Where there
- * are two (the asm backend's save_shallow_stack and save_stack), the one
- * without a frame, the shallow one, has its slice's bottom, its dummy in
- * the red zone, just below the return address in R; save_stack's frame
+ * are two (the asm backend's save_slice_quickly and save_slice), the one
+ * without a frame, the quick one, has its slice's bottom, its dummy in
+ * the red zone, just below the return address in R; save_slice's frame
  * puts it further down.
  */
 static void saves_called(uintptr_t R, uintptr_t bottom, char *out, size_t len)
@@ -388,7 +399,7 @@ static void saves_called(uintptr_t R, uintptr_t bottom, char *out, size_t len)
 	uintptr_t ra = 0, f;
 	while ((f = next_call(&ra)) != 0) {
 		name_at(f, name, sizeof name);
-		if (strncmp(name, "save_shallow", 12) == 0)
+		if (strncmp(name, "save_slice_quickly", 18) == 0)
 			copy_name(shallow, sizeof shallow, name);
 		else if (strncmp(name, "save_", 5) == 0)
 			copy_name(deep, sizeof deep, name);
@@ -404,8 +415,8 @@ static void saves_called(uintptr_t R, uintptr_t bottom, char *out, size_t len)
  * hold their return addresses into it.  So may the calls of the functions
  * coroutine_yield called before the save (give_back_eh_state's, say), in
  * words that the save's frame covers but never wrote: the memory does not
- * say which came last.  The library names its two saves save_stack and
- * save_shallow_stack, so a return address into a function of that name is
+ * say which came last.  The library names its two saves save_slice and
+ * save_slice_quickly, so a return address into a function of that name is
  * taken first; else the highest one below R into a function that
  * coroutine_yield calls.
  */
@@ -668,8 +679,10 @@ static _Unwind_Reason_Code note_frame(struct _Unwind_Context *context, void *dat
 	 * the start, just after a call or an instruction, is in its function). */
 	w->pc[w->n] = pc - 1;
 	w->cfa[w->n] = _Unwind_GetCFA(context);
-	w->n++;
-	return _URC_NO_REASON;
+	/* The frame above the run stack's top is the entry: its caller (the
+	 * resumer, through the link) is found from registers this start only
+	 * guessed, and the walk needs no more. */
+	return w->cfa[w->n++] >= run_stack_top ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
 static void unwind_from(int, siginfo_t *, void *context)
@@ -773,7 +786,7 @@ static uintptr_t walk_up_from(uintptr_t R, uintptr_t bottom, uintptr_t top, stru
 #if defined(__aarch64__)
 /*
  * aarch64, when no word below the slice returns into coroutine_yield: the
- * save had no frame (save_shallow_stack calls nothing), and its return
+ * save had no frame (save_slice_quickly calls nothing), and its return
  * address stayed in the link register.  The walk then starts in
  * coroutine_yield just after its call of the save, with the stack pointer
  * it had there, the slice's bottom, which is also its frame pointer (its
@@ -785,7 +798,7 @@ static uintptr_t walk_up_from_frameless_save(uintptr_t bottom, uintptr_t top, st
 	uintptr_t ra = 0, f;
 	while ((f = next_call(&ra)) != 0) {
 		name_at(f, name, len);
-		if (strncmp(name, "save_shallow", 12) != 0)
+		if (strncmp(name, "save_slice_quickly", 18) != 0)
 			continue;
 		memset(w, 0, sizeof *w);
 		w->start.pc = w->start.lr = ra;
@@ -885,6 +898,26 @@ __attribute__((no_sanitize("address"))) unsigned long slice_fingerprint(long siz
 	return hash != 0 ? hash : 1;
 }
 
+long below_top(const volatile void *address)
+{
+	uintptr_t a = (uintptr_t)address;
+	if (run_stack_top == 0 || a >= run_stack_top || a < run_stack_top - COROUTINE_STACK_SIZE)
+		return 0;
+	return (long)(run_stack_top - a);
+}
+
+__attribute__((no_sanitize("address"))) int slice_int(long size, long at, int *value)
+{
+	if (run_stack_top == 0 || at < (long)sizeof *value || at > size)
+		return 0;
+	/* byte by byte, as the fingerprint reads: ASan's memcpy would check them */
+	const unsigned char *byte = (const unsigned char *)(run_stack_top - (uintptr_t)at);
+	unsigned char *out = (unsigned char *)value;
+	for (size_t i = 0; i < sizeof *value; i++)
+		out[i] = byte[i];
+	return 1;
+}
+
 void start_frames(struct schedule *S)
 {
 	if (symbols == NULL) {
@@ -908,6 +941,16 @@ int find_frames(long, struct frame *)
 }
 
 unsigned long slice_fingerprint(long)
+{
+	return 0;
+}
+
+long below_top(const volatile void *)
+{
+	return 0;
+}
+
+int slice_int(long, long, int *)
 {
 	return 0;
 }

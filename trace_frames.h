@@ -38,4 +38,14 @@ int find_frames(long size, struct frame *frames);
  * bytes its heap copy now holds.  0 where the run stack is not found. */
 unsigned long slice_fingerprint(long size);
 
+/* How far below the run stack's top address lies: a local of a
+ * coroutine's at top-N gives N; 0 where it is not on the run stack, or the
+ * run stack is not found. */
+long below_top(const volatile void *address);
+
+/* Just after a yield, back in main: the int at top-at, if it lies in the
+ * slice of size bytes at the top of the run stack (the bytes its heap copy
+ * now holds).  Returns 0 where it does not, or the run stack is not found. */
+int slice_int(long size, long at, int *value);
+
 #endif

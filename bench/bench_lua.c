@@ -1,17 +1,24 @@
 /*
- * bench_lua.c - what a waiting script of examples/lua_host.c costs, next to
- * Lua's own coroutines.
+ * bench_lua.c - what a waiting script of examples/lua_scripts.c (the Lua
+ * host's core) costs, next to Lua's own coroutines.
  *
- * It includes the host itself (its main renamed out of the way), so that
- * what it measures is the example's own wait, scripts and ticks.
+ * It includes lua_scripts.c itself, so that what it measures is the host's
+ * own wait, scripts and ticks, and the round trips can resume a script
+ * without the rest of a tick.
  *
+ *   5,000 scripts from start to end
+ *       lua_host's run of 5,000 scripts, each waiting inside a sort
+ *       comparator and inside a gsub callback (bench/lua/sort_and_gsub.lua,
+ *       11 waits each): the state opened, the scripts loaded and run to their
+ *       end, the state closed, in this thread's CPU time, median [min-max]
+ *       of RUNS; and the heap in use once all wait at the first tick.
  *   bytes per waiting script
  *       5,000 scripts loaded as lua_host loads them, each waiting inside its
  *       table.sort comparator (bench/lua/wait_in_sort.lua): the heap in use
  *       then, less that of 1 such script, over 4,999.  The heap is what
  *       malloc handed out (mallinfo2's uordblks + hblkhd, headers included):
  *       Lua's objects (its allocator is realloc/free), the library's
- *       coroutines with their saved slices, the host's array.  Of which
+ *       coroutines with their saved slices, the host's records.  Of which
  *       Lua's own count (lua_gc COUNT and COUNTB, no malloc headers).
  *       Next to it: Lua's own coroutines, 5,000 threads loaded the same way
  *       holding the same objects (bench/lua/yield_at_top.lua), suspended by
@@ -34,11 +41,11 @@
  *         bench_lua once NAME COUNT   COUNT round trips of NAME (wait_sort,
  *                                     wait_top, yield_top), for callgrind
  */
-#define main lua_host_main
-#include "../examples/lua_host.c"
-#undef main
+#include "../examples/lua_scripts.c"
 #define BENCH_NAME "bench_lua"
 #include "bench.h"
+
+#include <lualib.h>
 
 #include <malloc.h>
 #include <string.h>
@@ -49,6 +56,7 @@
 #endif
 
 #define REPEATS 21
+#define RUNS 7        /* of the 5,000 scripts from start to end */
 #define SAMPLE_NS 5e6 /* calibrate each sample to >= 5 ms */
 #define WAITING 5000  /* scripts for the bytes per waiting script */
 #define MINICORO_STACK (56 * 1024)
@@ -62,17 +70,24 @@ static size_t lua_heap(lua_State *L)
 
 /* ---- A host, as lua_host's main runs it --------------------------------------- */
 
-static void open_bench_host(struct host *h, int count)
+/* The scripts of a new state, with Lua's libraries, and n copies of path. */
+static struct scripts *open_scripts(int n, const char *path)
 {
-	expect(open_host(h, count), "out of memory");
+	lua_State *L = luaL_newstate();
+	struct scripts *h;
+	int i;
+	expect(L != NULL && (h = scripts_open(L, NULL, NULL)) != NULL, "out of memory");
+	luaL_openlibs(L);
+	for (i = 0; i < n; i++)
+		expect(scripts_load(h, path) == 0, "cannot load a bench script");
+	return h;
 }
 
 /* Runs the scripts to their end, then closes. */
-static void finish_host(struct host *h)
+static void finish_scripts(struct scripts *h)
 {
-	run_host(h);
-	expect(!any_failed(h), "a script failed");
-	close_host(h);
+	expect(scripts_run(h) == 0 && scripts_failed(h) == 0, "a script failed");
+	scripts_close(h);
 }
 
 /* A Lua coroutine of Lua's own running the file, anchored in the registry. */
@@ -89,6 +104,27 @@ static void resume_lua_coroutine(lua_State *L, lua_State *co)
 	int results;
 	expect(lua_resume(co, L, 0, &results) == LUA_YIELD, "a Lua coroutine did not yield");
 	lua_pop(co, results);
+}
+
+/* ---- 5,000 scripts from start to end ---------------------------------------------- */
+
+static void whole_runs(void)
+{
+	double ms[RUNS], heap = 0;
+	int r;
+	for (r = 0; r < RUNS; r++) {
+		double start = now_ns(), before = (double)heap_in_use();
+		struct scripts *h = open_scripts(WAITING, "bench/lua/sort_and_gsub.lua");
+		expect(scripts_tick(h) == WAITING, "a script did not wait");
+		heap = (double)heap_in_use() - before;
+		finish_scripts(h);
+		ms[r] = (now_ns() - start) / 1e6;
+	}
+	sort_sample(ms, RUNS);
+	printf("%d scripts from start to end (11 waits each in sort and gsub), %s backend: %.0f ms [%.0f-%.0f],"
+	       " median [min-max] of %d; heap with all waiting %.1f MB\n",
+	       WAITING, BENCH_BACKEND, quantile(ms, RUNS, 0.5), quantile(ms, RUNS, 0), quantile(ms, RUNS, 1),
+	       RUNS, heap / 1e6);
 }
 
 /* ---- Bytes per waiting script ----------------------------------------------------- */
@@ -110,21 +146,16 @@ static struct heap_figure waiting_scripts(int n)
 {
 	struct heap_figure f = { 0, 0, 0 };
 	double before = (double)heap_in_use();
-	struct host h;
+	struct scripts *h = open_scripts(n, "bench/lua/wait_in_sort.lua");
 	int i;
 
-	open_bench_host(&h, n);
-	for (i = 0; i < n; i++)
-		add_script(&h, &h.scripts[i], "bench/lua/wait_in_sort.lua");
-	run_tick(&h);
-	lua_gc(h.L, LUA_GCCOLLECT);
+	expect(scripts_tick(h) == n, "a script did not wait");
+	lua_gc(h->L, LUA_GCCOLLECT);
 	f.heap = (double)heap_in_use() - before;
-	f.lua = (double)lua_heap(h.L);
-	for (i = 0; i < n; i++) {
-		expect(h.scripts[i].co != -1, "a script did not wait");
-		f.slices += (double)coroutine_stack_size(h.S, h.scripts[i].co);
-	}
-	finish_host(&h);
+	f.lua = (double)lua_heap(h->L);
+	for (i = 0; i < n; i++)
+		f.slices += (double)coroutine_stack_size(h->S, h->scripts[i]->co);
+	finish_scripts(h);
 	return f;
 }
 
@@ -183,7 +214,7 @@ static void bytes_per_waiting_script(void)
 #define TURNS 2
 struct variant {
 	const char *name;
-	struct host host;         /* the wait variants' */
+	struct scripts *scripts;  /* the wait variants' */
 	lua_State *L, *co[TURNS]; /* the yield variant's */
 	int next;                 /* whose turn it is */
 	long count;               /* round trips per sample */
@@ -197,9 +228,9 @@ static void round_trip(struct variant *v)
 	if (v->L != NULL) {
 		resume_lua_coroutine(v->L, v->co[i]);
 	} else {
-		struct script *s = &v->host.scripts[i];
-		v->host.tick = s->wake;
-		resume_script(&v->host, s);
+		struct script *s = v->scripts->scripts[i];
+		v->scripts->tick = s->wake;
+		resume_script(v->scripts, s);
 	}
 }
 
@@ -215,11 +246,7 @@ static void open_variant(struct variant *v, const char *name, const char *path, 
 		for (i = 0; i < TURNS; i++)
 			v->co[i] = new_lua_coroutine(v->L, path);
 	} else {
-		open_bench_host(&v->host, TURNS);
-		for (i = 0; i < TURNS; i++) {
-			add_script(&v->host, &v->host.scripts[i], path);
-			expect(v->host.scripts[i].co != -1, "cannot load a bench script");
-		}
+		v->scripts = open_scripts(TURNS, path);
 	}
 	for (i = 0; i < TURNS; i++)
 		round_trip(v); /* up to the first wait or yield */
@@ -231,7 +258,7 @@ static void close_variant(struct variant *v)
 	if (v->L != NULL)
 		lua_close(v->L);
 	else
-		close_host(&v->host);
+		scripts_close(v->scripts);
 }
 
 static double time_round_trips(struct variant *v, long count)
@@ -274,7 +301,7 @@ static void print_round_trip(const char *what, struct variant *v, struct variant
 		printf("   %.2f [%.2f-%.2f]", quantile(ratio, REPEATS, 0.5), quantile(ratio, REPEATS, 0.25),
 		       quantile(ratio, REPEATS, 0.75));
 	if (v->L == NULL)
-		printf("   slice %ld B", coroutine_stack_size(v->host.S, v->host.scripts[0].co));
+		printf("   slice %ld B", coroutine_stack_size(v->scripts->S, v->scripts->scripts[0]->co));
 	printf("\n");
 }
 
@@ -325,6 +352,7 @@ int main(int argc, char *argv[])
 	if (argc == 4 && strcmp(argv[1], "once") == 0)
 		return once(argv[2], atol(argv[3]));
 	expect(argc == 1, "usage: bench_lua [once NAME COUNT]");
+	whole_runs();
 	bytes_per_waiting_script();
 	round_trips();
 	return 0;

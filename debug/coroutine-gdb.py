@@ -11,10 +11,12 @@
 # heap block and its registers in its context.  To show them, the commands
 # put the slice back at its addresses on the run stack (keeping what is
 # there), load the saved registers into the selected thread (keeping all of
-# its own), run the command, and put everything back, also when the command
-# fails or is interrupted.  A core file cannot be written: there they make a
-# patched copy of it (the slice in its memory, the registers in the thread's
-# NT_PRSTATUS note), look at the copy, and open the original again.
+# its own), run the command, and put everything back, into that thread and
+# that inferior whatever the command selected, also when it fails or is
+# interrupted.  A core file cannot be written: there the first command
+# opens a copy of it in its place, and each coroutine's slice and registers
+# (in the thread's NT_PRSTATUS note) are written into the copy and taken
+# out again, so that gdb reads the core file only once.
 #
 # So that nothing they do changes what the program computes, they work only
 # while every thread is stopped (any thread may resume a schedule, and so
@@ -24,8 +26,9 @@
 # a function call in the program is refused (it would run on the run stack,
 # over the bytes of the coroutines that own it, while the library says that
 # another coroutine runs; and gdb lets every thread run during a call); so
-# is a write to memory (the frames are a copy, put back afterwards), and a
-# write to a register is undone and said.
+# is a write to memory (the frames are a copy, put back afterwards), and
+# so is turning either back on (`set`, `with`, Python); a write to a
+# register is undone and said, and so is whatever no hook could refuse.
 #
 # What the build decided (the backend, where a slice lies in its block) the
 # library tells in coroutine_debugger_view ("The debugger's view" at the end
@@ -38,10 +41,13 @@ import struct
 import tempfile
 
 import gdb
+from gdb.FrameDecorator import FrameDecorator
 
 # The library's frames above the one where a coroutine waits.
 LIBRARY_FUNCTIONS = ("coroutine_yield", "coroutine_try_yield", "coroutine_switch_context",
                      "coroutine_start_context", "swapcontext", "getcontext", "setcontext")
+# The library's frames that start a coroutine: its entry's caller.
+START_FUNCTIONS = ("coroutine_start_context", "run_coroutine", "run_coroutine_ucontext")
 READY = 1
 
 
@@ -57,6 +63,18 @@ class Library:
         self.slice_align = int(self.view["slice_align"])
         self.suspended_elsewhere = int(self.view["suspended_elsewhere"])
         self.empty = int(self.view["empty"])
+        # The checked build's windows: a coroutine's top is S->top less its
+        # window's (an older library has no such field: one window).
+        names = [f.name for f in self.view.type.strip_typedefs().fields()]
+        self.window_stride = int(self.view["window_stride"]) if "window_stride" in names else 0
+        self.windows = int(self.view["windows"]) if "windows" in names else 1
+        self.stack_size = int(self.view["stack_size"])
+
+    def run_stacks(self, S):
+        """The addresses a coroutine of S runs at: from the lowest window's
+        stack (the run stack's, outside the checked build) to the top."""
+        top = int(S["top"])
+        return top - (self.windows - 1) * self.window_stride - self.stack_size, top
 
     def schedules(self):
         S = self.view["open"].dereference()
@@ -106,7 +124,8 @@ def open_schedules():
 
 
 def is_made(S):
-    """A schedule being opened is listed before its run stack is mapped."""
+    """Whether S's run stack is mapped: a copy of the library older than this one listed a
+    schedule being opened before it mapped its run stack."""
     return int(S["stack"]) != 0
 
 
@@ -174,16 +193,24 @@ def find_coroutine(lib, S, word):
     value = eval_words(word)
     if value.type.strip_typedefs().code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_BOOL):
         raise gdb.GdbError("%s is not a coroutine id" % word)
-    id = int(value)
     if not is_made(S):
         raise gdb.GdbError("schedule 0x%x is still being opened" % int(S))
+    id = int(value)
+    C = coroutine_at(lib, S, id)
+    if isinstance(C, str):
+        raise gdb.GdbError(C)
+    return id, C
+
+
+def coroutine_at(lib, S, id):
+    """Coroutine id of a made schedule, or the line that says why there is none."""
     cap = int(S["cap"])
     if not 0 <= id < cap:
-        raise gdb.GdbError("coroutine %d is out of range: schedule 0x%x has ids [0, %d)" % (id, int(S), cap))
+        return "coroutine %d is out of range: schedule 0x%x has ids [0, %d)" % (id, int(S), cap)
     C = S["co"][id]
     if int(C) == lib.empty:
-        raise gdb.GdbError("coroutine %d: the slot is empty (no coroutine)" % id)
-    return id, C
+        return "coroutine %d: the slot is empty (no coroutine)" % id
+    return C
 
 
 def coroutines_of(lib, S):
@@ -195,8 +222,8 @@ def coroutines_of(lib, S):
 
 # asm_switch.S's context tables: the word each register is saved in.
 ASM_WORDS = {
-    "x86_64": [("rbx", 0), ("rbp", 1), ("r12", 2), ("r13", 3), ("r14", 4), ("r15", 5),
-               ("rsp", 6), ("rip", 7)],
+    "x86_64": [("rbx", 0), ("r12", 1), ("r13", 2), ("r14", 3), ("r15", 4), ("rsp", 5),
+               ("rbp", 6), ("rip", 7)],
     "aarch64": [("x%d" % (19 + i), i) for i in range(12)] + [("sp", 20), ("pc", 11)],
 }
 # asm's d8-d15 (aarch64), callee-saved: where locals may be kept.
@@ -251,6 +278,15 @@ def stack_pointer(regs):
     return regs.get("rsp", regs.get("sp"))
 
 
+def top_of(lib, S, C):
+    """Where C's slice ends on the run stack: the run stack's top, less
+    its window's place in the checked build (every address of a slice is
+    computed from it)."""
+    if lib.window_stride == 0:
+        return int(S["top"])
+    return int(S["top"]) - int(C["window"]) * lib.window_stride
+
+
 def slice_in_block(lib, C, bottom, size):
     """Where C's block holds its slice: coroutine.cpp's slice_in_block."""
     start = int(C) + lib.coroutine_size
@@ -298,6 +334,17 @@ class Frames:
         self.lib, self.ctx, self.from_block = lib, ctx, from_block
 
 
+def deleted_id(S):
+    """The id of the coroutine that coroutine_delete is unwinding, or None."""
+    unwinding = S["unwinding"]
+    return int(unwinding.dereference()["id"]) if int(unwinding) != 0 else None
+
+
+# Below a live stack pointer, the bytes that a function may still use
+# without moving it (x86_64's red zone; aarch64 has none, and it costs little).
+RED_ZONE = 128
+
+
 class Scene:
     """One schedule as the library's state and the threads show it: which
     coroutine runs where, and what is being switched when a thread is
@@ -305,14 +352,16 @@ class Scene:
 
     def __init__(self, lib, S, stack_pointers, schedules):
         self.lib, self.S = lib, S
-        self.switch = self.thread = self.main_of = None
+        self.switch = self.thread = self.main_of = self.deleted = None
         self.running, self.owner = -1, 0
         if not is_made(S):
             return
-        stack, top = int(S["stack"]), int(S["top"])
+        stack, top = lib.run_stacks(S)
+        live = [sp for t, sp in stack_pointers if stack <= sp < top]
         self.thread = next((t for t, sp in stack_pointers if stack <= sp < top), None)
         self.running = int(S["running"])
         self.owner = int(S["owner"])
+        self.deleted = deleted_id(S)
         running_C = S["co"][self.running] if self.running >= 0 else None
         on_thread = " (thread %d)" % self.thread[1] if self.thread else ""
         if running_C is not None and int(running_C) == lib.empty:
@@ -325,6 +374,7 @@ class Scene:
                     sp = stack_pointer(saved_registers(other_lib, B["main"]))
                     if stack <= sp < top:
                         self.main_of = (other_lib, B)
+                        live.append(sp)
             # ...or main is switching to it.
             if self.main_of is None:
                 starting = int(running_C["status"]) == READY or int(running_C["size"]) == 0
@@ -333,9 +383,19 @@ class Scene:
             ids = [id for id, C in coroutines_of(lib, S) if int(C) == self.owner]
             self.switch = ("coroutine %d is yielding to main" % ids[0] if ids else
                            "a finished coroutine is leaving the run stack") + on_thread
+        if self.owner != 0 and self.owner != lib.empty:  # its slice is in place
+            live.append(top - int(S["owner"]["size"]))
+        # The run stack's bytes that someone still needs: a view keeps them
+        # (see LiveView).
+        self.live_bottom = max(stack, min(live or [top]) - RED_ZONE)
 
     def state(self, id, C):
-        """(state, Frames or None) of coroutine id."""
+        """(state, Frames or None, whether it runs) of coroutine id: one that
+        coroutine_delete is unwinding is "being deleted"."""
+        state, frames = self.state_of_switches(id, C)
+        return ("being deleted" if id == self.deleted else state), frames, state == "running"
+
+    def state_of_switches(self, id, C):
         status = int(C["status"])
         if id == self.running:
             if self.thread is not None:
@@ -409,29 +469,73 @@ def put_back_registers(before, names):
     gdb.invalidate_cached_frames()
 
 
-class RegisterWrites:
-    """The names of the registers that gdb writes while it is entered (its
-    register_changed events, which every assignment to one sends)."""
+def thread_key(thread):
+    """A thread's name that outlives its object (a core file opened in
+    another's place makes new ones): its inferior's number and its LWP."""
+    return thread.inferior.num, thread.ptid[1]
+
+
+def find_thread(key):
+    for inferior in gdb.inferiors():
+        if inferior.num == key[0]:
+            for thread in inferior.threads():
+                if thread.ptid[1] == key[1]:
+                    return thread
+    return None
+
+
+def thread_registers(threads):
+    """{thread key: all_registers()} of each stopped thread of threads."""
+    found = {}
+    for thread in threads:
+        if thread.is_valid() and not thread.is_running():
+            thread.switch()
+            found[thread_key(thread)] = all_registers()
+    return found
+
+
+class Effects:
+    """What gdb did to the program while it is entered, as its events tell:
+    the registers it wrote (and in which thread: the command may have
+    selected another), the functions it called, the memory it wrote."""
+
+    def __init__(self):
+        self.registers, self.calls, self.writes = [], 0, []
 
     def __enter__(self):
-        self.numbers = []
-        gdb.events.register_changed.connect(self.note)
+        gdb.events.register_changed.connect(self.register_written)
+        gdb.events.inferior_call.connect(self.called)
+        gdb.events.memory_changed.connect(self.memory_written)
         return self
 
-    def note(self, event):
-        self.numbers.append(event.regnum)
+    def register_written(self, event):
+        thread = gdb.selected_thread()
+        self.registers.append((thread_key(thread), thread.global_num, event.regnum))
+
+    def called(self, event):
+        if isinstance(event, gdb.InferiorCallPreEvent):
+            self.calls += 1
+
+    def memory_written(self, event):
+        self.writes.append(int(event.address))
 
     def __exit__(self, *exc):
-        gdb.events.register_changed.disconnect(self.note)
+        gdb.events.register_changed.disconnect(self.register_written)
+        gdb.events.inferior_call.disconnect(self.called)
+        gdb.events.memory_changed.disconnect(self.memory_written)
         return False
 
-    def names(self):
+    def threads_written(self, but):
+        """{thread key: its number} of the threads written to, but but's."""
+        return dict((key, number) for key, number, _ in self.registers if key != but)
+
+    def register_names(self):
         table = {}
         for line in gdb.execute("maintenance print registers", to_string=True).splitlines()[1:]:
             words = line.split()
             if len(words) > 1 and words[1].isdigit():
                 table[int(words[1])] = words[0]
-        return [table.get(n, str(n)) for n in sorted(set(self.numbers))]
+        return [table.get(n, str(n)) for n in sorted(set(n for _, _, n in self.registers))]
 
 
 def is_core():
@@ -440,23 +544,25 @@ def is_core():
 
 
 class Selection:
-    """The selected thread and frame, put back on leaving."""
+    """The selected inferior, thread and frame, put back on leaving."""
+
+    home = None  # the thread selected when the command began (see Coroutine.with_frames)
 
     def __enter__(self):
         thread = gdb.selected_thread()
-        # By LWP: opening a core file again makes new thread objects.
-        self.lwp = thread.ptid[1] if thread is not None else None
+        self.thread = thread_key(thread) if thread is not None else None
         try:
             self.level = gdb.selected_frame().level()
         except gdb.error:
             self.level = None
+        Selection.home = self.thread
         return self
 
     def __exit__(self, *exc):
         gdb.invalidate_cached_frames()
-        threads = [t for t in gdb.selected_inferior().threads() if t.ptid[1] == self.lwp]
-        if threads and threads[0].is_valid() and not threads[0].is_running():
-            threads[0].switch()
+        thread = find_thread(self.thread) if self.thread is not None else None
+        if thread is not None and thread.is_valid() and not thread.is_running():
+            thread.switch()
             if self.level is not None:
                 frame = gdb.newest_frame()
                 for _ in range(self.level):
@@ -468,26 +574,30 @@ class Selection:
 class LiveView:
     """A coroutine's frames in a live process: its slice on the run stack
     (unless it is there already), the registers of its saved context in the
-    selected thread; what was there kept and put back."""
+    selected thread; what was there kept and put back, into that thread and
+    that inferior whatever the command selected."""
 
-    def __init__(self, lib, S, C, frames):
-        self.lib, self.S, self.C, self.frames = lib, S, C, frames
+    def __init__(self, scene, C, frames):
+        self.scene, self.C, self.frames = scene, C, frames
 
     def __enter__(self):
-        inferior = gdb.selected_inferior()
-        self.saved_bytes = None
+        lib, S, C = self.scene.lib, self.scene.S, self.C
+        self.thread, self.inferior = gdb.selected_thread(), gdb.selected_inferior()
         gdb.newest_frame().select()
         regs = saved_registers(self.frames.lib, self.frames.ctx)
         self.saved_registers = all_registers(regs)
         # What is put back: the registers loaded, or all (see CoroutineApply.run).
         self.written = []
+        # The run stack's bytes from the slice's bottom, or from the lowest
+        # that someone still needs, are kept: a function that a command
+        # calls runs below the slice.
+        top, size = top_of(lib, S, C), int(C["size"])
+        self.bottom = min(top - size, self.scene.live_bottom)
+        self.saved_bytes = bytes(self.inferior.read_memory(self.bottom, top - self.bottom))
         try:
             if self.frames.from_block:
-                size = int(self.C["size"])
-                self.bottom = int(self.S["top"]) - size
-                block = slice_in_block(self.lib, self.C, self.bottom, size)
-                self.saved_bytes = bytes(inferior.read_memory(self.bottom, size))
-                inferior.write_memory(self.bottom, bytes(inferior.read_memory(block, size)))
+                block = slice_in_block(lib, C, top - size, size)
+                self.inferior.write_memory(top - size, bytes(self.inferior.read_memory(block, size)))
             for name, value in regs.items():
                 self.written.append(name)
                 write_register(name, value)
@@ -499,10 +609,11 @@ class LiveView:
         return self
 
     def __exit__(self, *exc):
+        if self.thread.is_valid():
+            self.thread.switch()
         # The bytes first: writing registers forgets the frames gdb
         # unwound through the coroutine's.
-        if self.saved_bytes is not None:
-            gdb.selected_inferior().write_memory(self.bottom, self.saved_bytes)
+        self.inferior.write_memory(self.bottom, self.saved_bytes)
         gdb.invalidate_cached_frames()
         put_back_registers(self.saved_registers, self.written)
         return False
@@ -527,51 +638,160 @@ def core_file_name():
     raise gdb.GdbError("cannot tell which core file gdb has open")
 
 
-def patch_core(path, lwp, memory, regs, a):
-    """Writes memory ({address: bytes}) and thread lwp's registers into the
-    core file at path.  False where the file does not say how."""
-    with open(path, "r+b") as f:
-        head = f.read(64)
-        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-            return False
-        phoff, = struct.unpack_from("<Q", head, 32)
-        phentsize, phnum = struct.unpack_from("<HH", head, 54)
-        f.seek(phoff)
-        table = f.read(phentsize * phnum)
-        segments = [struct.unpack_from("<IIQQQQQ", table, i * phentsize) for i in range(phnum)]
+class CoreLayout:
+    """Where a core file keeps the memory it holds (its PT_LOAD segments)
+    and each thread's registers (its notes), read once from its headers."""
+
+    def __init__(self, path):
+        self.loads, self.general, self.fp = [], {}, {}
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for i in range(phnum):
+                ptype, _, offset, vaddr, _, filesz, _ = struct.unpack_from("<IIQQQQQ", table, i * phentsize)
+                if ptype == PT_LOAD:
+                    self.loads.append((vaddr, filesz, offset))
+                elif ptype == PT_NOTE:
+                    f.seek(offset)
+                    self.read_notes(f.read(filesz), offset)
+
+    def read_notes(self, notes, offset):
+        at, lwp = 0, None
+        while at + 12 <= len(notes):
+            namesz, descsz, ntype = struct.unpack_from("<III", notes, at)
+            desc = at + 12 + (namesz + 3) // 4 * 4
+            if ntype == NT_PRSTATUS:
+                lwp = struct.unpack_from("<i", notes, desc + PR_PID)[0]
+                self.general[lwp] = offset + desc + PR_REG
+            elif ntype == NT_PRFPREG and lwp is not None:  # the thread's, after its NT_PRSTATUS
+                self.fp[lwp] = offset + desc
+            at = desc + (descsz + 3) // 4 * 4
+
+    def places(self, lwp, memory, regs, a):
+        """[(file offset, bytes)] that put memory ({address: bytes}) and
+        thread lwp's registers in the file; None where it does not say how."""
+        found = []
         for address, data in memory.items():
-            for ptype, _, offset, vaddr, _, filesz, _ in segments:
-                if ptype == PT_LOAD and vaddr <= address and address + len(data) <= vaddr + filesz:
-                    f.seek(offset + address - vaddr)
-                    f.write(data)
-                    break
-            else:
-                return False
-        done = False
-        for ptype, _, offset, _, _, filesz, _ in segments:
-            if ptype != PT_NOTE:
-                continue
+            offsets = [offset + address - vaddr for vaddr, filesz, offset in self.loads
+                       if vaddr <= address and address + len(data) <= vaddr + filesz]
+            if not offsets:
+                return None
+            found.append((offsets[0], data))
+        if lwp not in self.general:
+            return None
+        for name, value in regs.items():
+            if name in PR_REG_INDEX[a]:
+                found.append((self.general[lwp] + 8 * PR_REG_INDEX[a][name], struct.pack("<Q", value)))
+            elif name.startswith("d") and lwp in self.fp:  # aarch64's d8-d15: v8-v15's low halves
+                found.append((self.fp[lwp] + 16 * int(name[1:]), struct.pack("<Q", value)))
+        return found
+
+
+def write_places(path, places, replaced):
+    """Writes each (offset, bytes) into the file, and what it replaces into
+    replaced as it goes (all that was written, if it stops half way)."""
+    with open(path, "r+b") as f:
+        for offset, data in places:
             f.seek(offset)
-            notes = f.read(filesz)
-            at, thread_here = 0, False
-            while at + 12 <= len(notes):
-                namesz, descsz, ntype = struct.unpack_from("<III", notes, at)
-                desc = at + 12 + (namesz + 3) // 4 * 4
-                if ntype == NT_PRSTATUS:
-                    thread_here = struct.unpack_from("<i", notes, desc + PR_PID)[0] == lwp
-                    if thread_here:
-                        for name, value in regs.items():
-                            if name in PR_REG_INDEX[a]:
-                                f.seek(offset + desc + PR_REG + 8 * PR_REG_INDEX[a][name])
-                                f.write(struct.pack("<Q", value))
-                        done = True
-                elif ntype == NT_PRFPREG and thread_here and a == "aarch64":
-                    for name, value in regs.items():
-                        if name.startswith("d"):
-                            f.seek(offset + desc + 16 * int(name[1:]))
-                            f.write(struct.pack("<Q", value))
-                at = desc + (descsz + 3) // 4 * 4
-        return done
+            replaced.append((offset, f.read(len(data))))
+            f.seek(offset)
+            f.write(data)
+
+
+def forget_what_gdb_read():
+    """After the bytes of the open core file changed: gdb reads its
+    registers and memory again."""
+    gdb.execute("maintenance flush register-cache", to_string=True)
+    gdb.execute("maintenance flush dcache", to_string=True)
+    gdb.invalidate_cached_frames()
+
+
+class CoreCopy:
+    """The copy of a core file that the commands write into, opened once in
+    its place: gdb cannot write a core file, and opening one takes it long
+    (a copy opened for each coroutine cost seconds).  A view writes a
+    coroutine's slice and registers into it and puts its bytes back after
+    its command, so that between commands the copy is the original, byte
+    for byte.  It stays open until another core file is; its temporary
+    directory is removed then, or when gdb exits.  One per inferior."""
+
+    of_inferior = {}  # inferior number: (the copy's name, its directory, its layout, the original's name)
+    open_name = None  # the open core file's name, read once per command (see looking)
+
+    @staticmethod
+    def name():
+        """The name of the core file open now (gdb says it only in info target)."""
+        if CoreCopy.open_name is None:
+            CoreCopy.open_name = core_file_name()
+        return CoreCopy.open_name
+
+    @staticmethod
+    def layout():
+        copy = CoreCopy.of_inferior.get(gdb.selected_inferior().num)
+        return copy[2] if copy is not None and copy[0] == CoreCopy.name() else CoreLayout(CoreCopy.name())
+
+    @staticmethod
+    def give_up():
+        """The original opened again in the copy's place (whose bytes could
+        not be put back), and the copy removed."""
+        number = gdb.selected_inferior().num
+        copy = CoreCopy.of_inferior.get(number)
+        if copy is not None:
+            open_core(copy[3])
+            CoreCopy.open_name = copy[3]
+            CoreCopy.remove(number)
+
+    @staticmethod
+    def opened():
+        """The copy's name, opened in place of the open core file if needed."""
+        number, name = gdb.selected_inferior().num, CoreCopy.name()
+        copy = CoreCopy.of_inferior.get(number)
+        if copy is None or copy[0] != name:
+            CoreCopy.remove(number)
+            directory = tempfile.mkdtemp(prefix="coroutine-gdb-")
+            try:
+                path = os.path.join(directory, os.path.basename(name))
+                shutil.copyfile(name, path)
+                open_core(path)
+            except BaseException:
+                shutil.rmtree(directory, ignore_errors=True)
+                raise
+            CoreCopy.of_inferior[number] = (path, directory, CoreLayout(name), name)
+            CoreCopy.open_name = path
+        return CoreCopy.open_name
+
+    @staticmethod
+    def remove(number):
+        copy = CoreCopy.of_inferior.pop(number, None)
+        if copy is not None:
+            shutil.rmtree(copy[1], ignore_errors=True)
+
+    @staticmethod
+    def remove_all(*event):
+        for number in list(CoreCopy.of_inferior):
+            CoreCopy.remove(number)
+
+
+gdb.events.gdb_exiting.connect(CoreCopy.remove_all)
+
+
+def open_core(path):
+    """Opens a core file, the same thread selected."""
+    key = thread_key(gdb.selected_thread())
+    confirm = gdb.parameter("confirm")
+    gdb.execute("set confirm off")
+    try:
+        gdb.execute("core-file %s" % path, to_string=True)
+    finally:
+        gdb.execute("set confirm %s" % ("on" if confirm else "off"))
+    thread = find_thread(key)
+    if thread is not None:
+        thread.switch()
 
 
 def next_best(lib, S, C):
@@ -580,7 +800,7 @@ def next_best(lib, S, C):
     "function (file:line)"; return addresses, or stale words that look
     like them."""
     size = int(C["size"])
-    bottom = int(S["top"]) - size
+    bottom = top_of(lib, S, C) - size
     data = bytes(gdb.selected_inferior().read_memory(slice_in_block(lib, C, bottom, size), size))
     words = [saved_registers(lib, C["ctx"]).get(name, 0) for name in ("rip", "pc")]
     words += [struct.unpack_from("<Q", data, i)[0] for i in range(0, size - 7, 8)]
@@ -596,86 +816,46 @@ def next_best(lib, S, C):
 
 
 class CoreView:
-    """A coroutine's frames in a core file: a patched copy is opened in its
-    place (the slice in its memory, the registers in the selected thread's
-    note).  The original is opened again once the command is done (see
-    OriginalCore), or before a view needs it."""
+    """A coroutine's frames in a core file: its slice and the registers of
+    its saved context written into the copy (see CoreCopy), in the selected
+    thread's note; the copy's bytes put back after the command."""
 
-    def __init__(self, lib, S, C, frames):
-        self.lib, self.S, self.C, self.frames = lib, S, C, frames
+    def __init__(self, scene, C, frames):
+        self.scene, self.C, self.frames = scene, C, frames
 
     def __enter__(self):
-        original = OriginalCore.path()
-        self.thread_lwp = gdb.selected_thread().ptid[1]
+        lib, S, C = self.scene.lib, self.scene.S, self.C
+        lwp = gdb.selected_thread().ptid[1]
         memory = {}
         if self.frames.from_block:
-            size = int(self.C["size"])
-            bottom = int(self.S["top"]) - size
-            memory[bottom] = bytes(gdb.selected_inferior().read_memory(
-                slice_in_block(self.lib, self.C, bottom, size), size))
+            size = int(C["size"])
+            bottom = top_of(lib, S, C) - size
+            memory[bottom] = bytes(gdb.selected_inferior().read_memory(slice_in_block(lib, C, bottom, size), size))
         regs = saved_registers(self.frames.lib, self.frames.ctx)
-        self.dir = tempfile.mkdtemp(prefix="coroutine-gdb-")
+        places = CoreCopy.layout().places(lwp, memory, regs, arch())
+        if places is None:
+            raise gdb.GdbError("cannot patch a copy of core file %s (not a 64-bit little-endian ELF core "
+                               "holding the run stack); the next best, the code addresses in its saved "
+                               "slice, innermost first (some may be stale): %s"
+                               % (CoreCopy.name(), next_best(lib, S, C)))
+        self.path, self.replaced = CoreCopy.opened(), []
         try:
-            copy = os.path.join(self.dir, "core")
-            shutil.copyfile(original, copy)
-            if not patch_core(copy, self.thread_lwp, memory, regs, arch()):
-                raise gdb.GdbError("cannot patch a copy of core file %s (not a 64-bit little-endian ELF core "
-                                   "holding the run stack); the next best, the code addresses in its saved "
-                                   "slice, innermost first (some may be stale): %s"
-                                   % (original, next_best(self.lib, self.S, self.C)))
-            open_core(copy, self.thread_lwp)
+            write_places(self.path, places, self.replaced)
+            forget_what_gdb_read()
         except BaseException:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            self.__exit__()
             raise
         return self
 
     def __exit__(self, *exc):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return False
-
-
-def open_core(path, lwp):
-    confirm = gdb.parameter("confirm")
-    gdb.execute("set confirm off")
-    try:
-        gdb.execute("core-file %s" % path, to_string=True)
-    finally:
-        gdb.execute("set confirm %s" % ("on" if confirm else "off"))
-    for thread in gdb.selected_inferior().threads():
-        if thread.ptid[1] == lwp:
-            thread.switch()
-
-
-class OriginalCore:
-    """While a command runs on a core file: the original's name, opened
-    again once, when the command is done (views in a row open their copies
-    one after the other), or when a view needs it (the running coroutine's
-    frames are in it)."""
-
-    original = None
-    copy_open = False
-
-    def __enter__(self):
-        OriginalCore.original = core_file_name() if is_core() else None
-        OriginalCore.copy_open = False
-
-    def __exit__(self, *exc):
+        # The copy must read as the original again, for the next views.
         try:
-            OriginalCore.back()
-        finally:
-            OriginalCore.original = None
+            write_places(self.path, reversed(self.replaced), [])
+        except BaseException:
+            CoreCopy.give_up()
+            raise
+        forget_what_gdb_read()
         return False
-
-    @staticmethod
-    def path():
-        OriginalCore.copy_open = True
-        return OriginalCore.original
-
-    @staticmethod
-    def back():
-        if OriginalCore.copy_open:
-            OriginalCore.copy_open = False
-            open_core(OriginalCore.original, gdb.selected_thread().ptid[1])
 
 
 # ---- What a command may do among a coroutine's frames ------------------------------
@@ -693,29 +873,58 @@ REFUSED_COMMANDS = (
     "core-file", "target core", "target native", "target remote", "target extended-remote",
     "compile code", "compile print", "compile file")
 
+# The settings that let gdb call a function in the program or write to it:
+# off while a command runs among a coroutine's frames put in place (see
+# LookingOnly).  Setting one there is refused by its hook; `with` sets one
+# without running hooks, and so do the commands that evaluate expressions
+# or run others, whose hooks refuse them while one is on.  What no hook
+# sees (a user-defined command's `if`) is said afterwards (see Effects).
+PERMISSIONS = ("may-call-functions", "may-write-memory")
+EVALUATING_COMMANDS = ("print", "call", "output", "printf", "x", "display", "eval", "set", "set variable",
+                       "python", "python-interactive")
+HOOKED_COMMANDS = REFUSED_COMMANDS + tuple("set " + name for name in PERMISSIONS) + EVALUATING_COMMANDS
+
 
 class Applying:
-    """While a command runs under coroutine apply: what it is and whose
-    frames it sees, for the hooks' refusals."""
+    """While a command runs under coroutine apply: what it is, whose frames
+    it sees, and whether it may only look (they are put in place), for the
+    hooks' refusals."""
     command = None
     frames_of = None
+    looking_only = False
 
 
 class RefusedInApply(gdb.Function):
     """$_coroutine_refuses(COMMAND): refuses COMMAND inside coroutine apply,
-    in one line (the hooks of REFUSED_COMMANDS call it); 0 elsewhere."""
+    in one line (the hooks of HOOKED_COMMANDS call it); 0 elsewhere."""
 
     def __init__(self):
         super().__init__("_coroutine_refuses")
 
     def invoke(self, command):
         if Applying.command is not None:
-            raise gdb.GdbError(refused_command(command.string(), Applying.frames_of))
+            error = refused_command(command.string(), Applying.frames_of)
+            if error is not None:
+                raise gdb.GdbError(error)
         return 0
 
 
 def refused_command(command, who):
-    """The line that refuses command among who's frames."""
+    """The line that refuses command among who's frames, or None."""
+    if command in REFUSED_COMMANDS:
+        return refused_resume(command, who)
+    if not Applying.looking_only:
+        return None
+    names = [command[len("set "):]] if command.startswith("set may-") else [n for n in PERMISSIONS if gdb.parameter(n)]
+    if not names:
+        return None
+    why = ("a function called there would run over the run stack's bytes" if "may-call-functions" in names else
+           "%s's frames are a copy, put back afterwards" % who)
+    return "coroutine apply: %s turns %s on among %s's frames: refused (%s)" % (
+        Applying.command, " and ".join(names), who, why)
+
+
+def refused_resume(command, who):
     if command == "return":
         return "coroutine apply: return would pop frames of %s: refused" % who
     if command.startswith("compile"):
@@ -747,14 +956,14 @@ def user_commands():
 
 
 def install_hooks():
-    """Each refused command's hook, ours first; a hook of the user's own
+    """Each hooked command's hook, ours first; a hook of the user's own
     is kept after it.  Run before each coroutine apply, so that a hook
     defined since is taken in too."""
     defined = user_commands()
     confirm = gdb.parameter("confirm")
     gdb.execute("set confirm off")
     try:
-        for command in REFUSED_COMMANDS:
+        for command in HOOKED_COMMANDS:
             ours = ['if $_coroutine_refuses("%s")' % command, "end"]
             body = defined.get(hook_name(command))
             if body is not None and body[:2] == ours:
@@ -773,11 +982,13 @@ class LookingOnly:
     refuses calls into the program and writes to its memory."""
 
     def __enter__(self):
-        self.settings = dict((name, gdb.parameter(name)) for name in ("may-call-functions", "may-write-memory"))
+        self.settings = dict((name, gdb.parameter(name)) for name in PERMISSIONS)
         for name in self.settings:
             gdb.execute("set %s off" % name)
+        Applying.looking_only = True
 
     def __exit__(self, *exc):
+        Applying.looking_only = False  # first: the hooks would refuse these
         for name, value in self.settings.items():
             gdb.execute("set %s %s" % (name, "on" if value else "off"))
         return False
@@ -793,6 +1004,25 @@ def refusal(command, who, error):
         return ("coroutine apply: %s would write to the program: refused (%s's frames are a copy, put back "
                 "afterwards)" % (command, who))
     return text
+
+
+def effects_said(command, who, effects):
+    """The line that says what a command did that no hook refused, or None:
+    a call or a write (the run stack is put back, what it did elsewhere
+    stays), a write to registers (undone)."""
+    if effects.calls:
+        return ("coroutine apply: %s called a function in the program among %s's frames: the run stack and the "
+                "registers are put back, not what it changed elsewhere" % (command, who))
+    if effects.writes:
+        return ("coroutine apply: %s wrote to the program at 0x%x: undone on the run stack, not elsewhere (%s's "
+                "frames are a copy, put back afterwards)" % (command, effects.writes[0], who))
+    if effects.registers:
+        names = effects.register_names()
+        threads = sorted(effects.threads_written(Selection.home).values())
+        elsewhere = " (in thread %s)" % ", ".join(str(n) for n in threads) if threads else ""
+        return ("coroutine apply: %s wrote to register%s %s%s: undone (%s's registers are a copy, put back "
+                "afterwards)" % (command, "" if len(names) == 1 else "s", ", ".join(names), elsewhere, who))
+    return None
 
 
 # ---- Describing a coroutine --------------------------------------------------------
@@ -816,16 +1046,52 @@ def describe(frame, suspended):
 def entry_of(lib, frame):
     """The function a coroutine started in: the outermost of its frames
     before the library's that started it (its entry is not kept once it
-    runs).  If the entry tail-called another, that one: it replaced it."""
+    runs).  If the entry tail-called another, that one: it replaced it.
+    Frames of the library's in between (coroutine_delete's unwinding, from
+    the yield) are stepped over: the start is the frame that ends the walk,
+    whatever follows it."""
     entry = None
     try:
-        while frame is not None and not lib.owns_frame(frame):
-            entry, frame = frame, frame.older()
+        while frame is not None:
+            if not lib.owns_frame(frame):
+                entry = frame
+            elif short_name(frame.name()) in START_FUNCTIONS:
+                return entry.name() or "??" if entry is not None else "?"
+            frame = frame.older()
     except gdb.error:
-        frame = None
-    if entry is None or frame is None:  # the unwinding stopped short of the library
-        return "?"
-    return entry.name() or "??"
+        pass
+    return "?"  # the unwinding stopped short of the start
+
+
+class EndAtStart:
+    """A frame filter: while the frames of a coroutine that does not run
+    are in place, its backtrace ends at its start (coroutine_start_context),
+    whose caller would be read from S->main, where the last resumer of the
+    schedule was saved, not this coroutine's (it has none while it waits)."""
+
+    def __init__(self):
+        self.name = "coroutine-end-at-start"
+        self.priority = 100
+        self.enabled = False
+        gdb.frame_filters[self.name] = self
+
+    def filter(self, frames):
+        for frame in frames:
+            yield AsBtNamesIt(frame)
+            if frame.inferior_frame().name() == "coroutine_start_context":
+                return
+
+
+class AsBtNamesIt(FrameDecorator):
+    """A frame named as bt names it without a filter (a C++ function without
+    its parameters' types), not as a filtered frame is by default."""
+
+    def function(self):
+        frame = self.inferior_frame()
+        return frame.name() or frame.pc()
+
+
+END_AT_START = EndAtStart()
 
 
 def start_of(C):
@@ -839,7 +1105,7 @@ class Coroutine:
 
     def __init__(self, scene, id, C):
         self.scene, self.id, self.C = scene, id, C
-        self.state, self.frames = scene.state(id, C)
+        self.state, self.frames, self.runs = scene.state(id, C)
 
     def name(self):
         return "coroutine %d" % self.id
@@ -854,20 +1120,25 @@ class Coroutine:
         return self.frames is not None and self.frames.lwp is None
 
     def with_frames(self, action):
-        """action() with its frames in the selected thread, the frame where
-        it waits selected; everything put back.  A failing command's error
-        is one line, as if it had run alone."""
+        """action() with its frames in the thread selected when the command
+        began (or its own thread, where it runs), the frame where it waits
+        selected; everything put back.  A failing command's error is one
+        line, as if it had run alone."""
         lib = self.scene.lib
         try:
             if self.frames.lwp is not None:
-                OriginalCore.back()
                 thread_of(self.frames.lwp).switch()
                 waiting_frame(lib).select()
                 return action()
+            find_thread(Selection.home).switch()
             view = CoreView if is_core() else LiveView
-            with view(lib, self.scene.S, self.C, self.frames) as self.view:
+            with view(self.scene, self.C, self.frames) as self.view:
                 waiting_frame(lib).select()
-                return action()
+                END_AT_START.enabled = self.state != "running"
+                try:
+                    return action()
+                finally:
+                    END_AT_START.enabled = False
         except gdb.GdbError:
             raise
         except gdb.error as e:
@@ -876,15 +1147,15 @@ class Coroutine:
 
 def looking(command_name, body):
     """Runs a coroutine command: every thread stopped, nothing nested, the
-    selected thread and frame (and a core file's original) put back."""
+    selected inferior, thread and frame put back."""
     if Applying.command is not None:
         raise gdb.GdbError("%s: not inside coroutine apply (%s's frames are in place)"
                            % (command_name, Applying.frames_of))
     libraries()
     check_all_stopped(command_name)
+    CoreCopy.open_name = None
     with Selection():
-        with OriginalCore():
-            return body()
+        return body()
 
 
 # ---- The commands ----------------------------------------------------------------
@@ -894,7 +1165,8 @@ class InfoCoroutines(gdb.Command):
 Usage: info coroutines
 Where a coroutine waits is the innermost frame outside the library; its entry
 is the outermost (the function it started in).  Stopped inside the library,
-a line under the schedule says what is being switched."""
+a line under the schedule says what is being switched; the coroutine that
+coroutine_delete is unwinding is "being deleted"."""
 
     def __init__(self):
         super().__init__("info coroutines", gdb.COMMAND_STACK)
@@ -932,7 +1204,7 @@ a line under the schedule says what is being switched."""
                 entry, where = co.with_frames(lambda: (entry_of(lib, gdb.selected_frame()),
                                                        describe(gdb.selected_frame(), suspended)))
             # A running coroutine's last slice is no longer saved.
-            saved = "-" if co.state == "running" else str(int(C["size"]))
+            saved = "-" if co.runs else str(int(C["size"]))
             rows.append((str(id), co.state, saved, entry, where))
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         for row in rows:
@@ -975,6 +1247,22 @@ outermost N) are bt's."""
         co.with_frames(lambda: gdb.execute(" ".join(["bt"] + options), from_tty))
 
 
+def chosen_coroutines(scene, ids):
+    """The Coroutine of each of ids ("all": each coroutine) of the scene's
+    schedule; for an id without one, the line that says so (apply skips it,
+    as thread apply skips a thread that is gone)."""
+    lib, S = scene.lib, scene.S
+    if ids == "all":
+        return [Coroutine(scene, id, C) for id, C in coroutines_of(lib, S)]
+    if not is_made(S):
+        raise gdb.GdbError("schedule 0x%x is still being opened" % int(S))
+    found = []
+    for id in ids:
+        C = coroutine_at(lib, S, id)
+        found.append(C if isinstance(C, str) else Coroutine(scene, id, C))
+    return found
+
+
 def id_list(words):
     """(ids or "all", the words after them): ids as thread apply takes
     them (3, 2-5), "all"; else the first word, evaluated, as one id."""
@@ -999,11 +1287,12 @@ def id_list(words):
 class CoroutineApply(gdb.Command):
     """Runs a gdb command among each given coroutine's frames, as thread apply does among threads'.
 Usage: coroutine apply [SCHEDULE] all|ID... [-q|-c|-s] COMMAND
-IDs are numbers and ranges (0 2-4); all is every coroutine of SCHEDULE, or
-of every open schedule.  The frame where each waits (the innermost outside
-the library) is selected; frame apply level N COMMAND reaches an outer one.
--q prints no header before each, -c goes on after an error, -s skips the
-coroutines where COMMAND fails or prints nothing.
+IDs are numbers and ranges (0 2-4), an id without a coroutine skipped with a
+line; all is every coroutine of SCHEDULE, or of every open schedule.  The
+frame where each waits (the innermost outside the library) is selected:
+frame apply all -s COMMAND runs it in whichever frames it works in (print x
+where x is a local).  -q prints no header before each, -c goes on after an
+error, -s skips the coroutines where COMMAND fails or prints nothing.
 The command may only look: what would resume the program or pop frames,
 call a function in it or write to it is refused in one line; afterwards
 the program's stack and registers are as before.  A running coroutine's
@@ -1037,13 +1326,24 @@ frames are its thread's own: a call works there, resuming is refused."""
             lib, S, _ = split_schedule([])
             targets = [(lib, S)]
         scene_of = scenes()
-        chosen = []
-        for lib, S in targets:
-            pairs = coroutines_of(lib, S) if ids == "all" else [find_coroutine(lib, S, str(id)) for id in ids]
-            chosen += [Coroutine(scene_of[int(S)], id, C) for id, C in pairs]
+        chosen = [co for lib, S in targets for co in chosen_coroutines(scene_of[int(S)], ids)]
         install_hooks()
+        self.others = self.other_threads() if any(not isinstance(co, str) and co.patched() for co in chosen) else {}
         for co in chosen:
+            if isinstance(co, str):  # skipped, as thread apply skips an unknown thread
+                print("warning: %s" % co)
+                continue
             self.apply_one(co, command, flags, len(targets) > 1, from_tty)
+
+    @staticmethod
+    def other_threads():
+        """The registers of every thread but the selected one, for those a
+        command writes to (see put_back_threads): a core's cannot be."""
+        if is_core():
+            return {}
+        found = thread_registers(t for i in gdb.inferiors() for t in i.threads() if thread_key(t) != Selection.home)
+        find_thread(Selection.home).switch()
+        return found
 
     def apply_one(self, co, command, flags, name_schedule, from_tty):
         header = "\nCoroutine %d (%s%s):" % (co.id, co.state,
@@ -1070,32 +1370,40 @@ frames are its thread's own: a call works there, resuming is refused."""
                 raise
             print(e)
 
-    @staticmethod
-    def run(co, command, to_string, from_tty):
+    def run(self, co, command, to_string, from_tty):
         """The command, among co's frames: where they are put in place, only
-        looking, and no register changed (else undone, and said)."""
+        looking; what it changed put back, and said."""
         Applying.command, Applying.frames_of = command, co.name()
         try:
             if not co.patched():
                 return gdb.execute(command, from_tty, to_string)
-            writes, error = RegisterWrites(), None
+            error, effects = None, Effects()
             try:
-                with LookingOnly(), writes:
-                    output = gdb.execute(command, from_tty, to_string)
-            except gdb.error as e:
-                error = refusal(command, co.name(), e)
-            finally:
-                if writes.numbers and isinstance(co.view, LiveView):
-                    co.view.written = list(co.view.saved_registers)  # all those that differ
-            if writes.numbers and error is None:
-                names = writes.names()
-                error = ("coroutine apply: %s wrote to register%s %s: undone (%s's registers are a copy, put back "
-                         "afterwards)" % (command, "" if len(names) == 1 else "s", ", ".join(names), co.name()))
+                with effects:
+                    try:
+                        with LookingOnly():
+                            output = gdb.execute(command, from_tty, to_string)
+                    except gdb.error as e:
+                        error = refusal(command, co.name(), e)
+            finally:  # also when the command is interrupted
+                self.put_back_threads(co, effects)
+            error = error or effects_said(command, co.name(), effects)
             if error is not None:
                 raise gdb.GdbError(error)
             return output
         finally:
             Applying.command = Applying.frames_of = None
+
+    def put_back_threads(self, co, effects):
+        """The registers a command wrote: all of the view's thread's put
+        back as it ends, other threads' now, as they were before apply."""
+        if effects.registers and isinstance(co.view, LiveView):
+            co.view.written = list(co.view.saved_registers)  # all those that differ
+        for key in effects.threads_written(Selection.home):
+            thread = find_thread(key)
+            if key in self.others and thread is not None:
+                thread.switch()
+                put_back_registers(self.others[key], list(self.others[key]))
 
 
 RefusedInApply()

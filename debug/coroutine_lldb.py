@@ -27,12 +27,14 @@ import lldb
 
 LIBRARY_FUNCTIONS = ("coroutine_yield", "coroutine_try_yield", "coroutine_switch_context",
                      "coroutine_start_context", "swapcontext", "getcontext", "setcontext")
+# The library's frames that start a coroutine: its entry's caller.
+START_FUNCTIONS = ("coroutine_start_context", "run_coroutine", "run_coroutine_ucontext")
 READY = 1
 
 # The same tables as coroutine-gdb.py's.
 ASM_WORDS = {
-    "x86_64": [("rbx", 0), ("rbp", 1), ("r12", 2), ("r13", 3), ("r14", 4), ("r15", 5),
-               ("rsp", 6), ("rip", 7)],
+    "x86_64": [("rbx", 0), ("r12", 1), ("r13", 2), ("r14", 3), ("r15", 4), ("rsp", 5),
+               ("rbp", 6), ("rip", 7)],
     "aarch64": [("x%d" % (19 + i), i) for i in range(12)] + [("sp", 20), ("pc", 11)],
 }
 UCONTEXT_GREGS = {"x86_64": [("rbx", 11), ("rbp", 10), ("r12", 4), ("r13", 5), ("r14", 6), ("r15", 7),
@@ -72,6 +74,18 @@ class Library:
         self.slice_align = u(view.GetChildMemberWithName("slice_align"))
         self.suspended_elsewhere = u(view.GetChildMemberWithName("suspended_elsewhere"))
         self.empty = u(view.GetChildMemberWithName("empty"))
+        # The checked build's windows (an older library has none: one window).
+        stride = view.GetChildMemberWithName("window_stride")
+        self.window_stride = u(stride) if stride.IsValid() else 0
+        windows = view.GetChildMemberWithName("windows")
+        self.windows = u(windows) if windows.IsValid() else 1
+        self.stack_size = u(view.GetChildMemberWithName("stack_size"))
+
+    def run_stacks(self, S):
+        """The addresses a coroutine of S runs at: from the lowest window's
+        stack (the run stack's, outside the checked build) to the top."""
+        top = u(field(S, "top"))
+        return top - (self.windows - 1) * self.window_stride - self.stack_size, top
 
     def schedules(self):
         S = self.view.GetChildMemberWithName("open").Dereference()
@@ -105,6 +119,7 @@ def open_schedules(target):
 
 
 def is_made(S):
+    """Whether S's run stack is mapped (see the gdb script's is_made)."""
     return u(field(S, "stack")) != 0
 
 
@@ -159,13 +174,21 @@ def find_coroutine(target, lib, S, word):
         raise Refusal("%s is not a coroutine id" % word)
     if not is_made(S):
         raise Refusal("schedule 0x%x is still being opened" % u(S))
+    C = coroutine_at(lib, S, id)
+    if isinstance(C, str):
+        raise Refusal(C)
+    return id, C
+
+
+def coroutine_at(lib, S, id):
+    """Coroutine id of a made schedule, or the line that says why there is none."""
     cap = int(field(S, "cap").GetValueAsSigned())
     if not 0 <= id < cap:
-        raise Refusal("coroutine %d is out of range: schedule 0x%x has ids [0, %d)" % (id, u(S), cap))
+        return "coroutine %d is out of range: schedule 0x%x has ids [0, %d)" % (id, u(S), cap)
     C = slot(S, id)
     if u(C) == lib.empty:
-        raise Refusal("coroutine %d: the slot is empty (no coroutine)" % id)
-    return id, C
+        return "coroutine %d: the slot is empty (no coroutine)" % id
+    return C
 
 
 def coroutines_of(lib, S):
@@ -229,6 +252,15 @@ def stack_pointer(regs):
     return regs.get("rsp", regs.get("sp"))
 
 
+def top_of(lib, S, C):
+    """Where C's slice ends on the run stack: the run stack's top, less
+    its window's place in the checked build (every address of a slice is
+    computed from it)."""
+    if lib.window_stride == 0:
+        return u(field(S, "top"))
+    return u(field(S, "top")) - u(field(C, "window")) * lib.window_stride
+
+
 def slice_in_block(lib, C, bottom, size):
     start = u(C) + lib.coroutine_size
     if lib.shallow_slice > 0 and 0 < size <= lib.shallow_slice:
@@ -253,11 +285,14 @@ class Scene:
 
     def __init__(self, target, lib, S, schedules):
         self.lib, self.S = lib, S
-        self.switch = self.thread = self.main_of = None
+        self.switch = self.thread = self.main_of = self.deleted = None
         self.running, self.owner = -1, 0
         if not is_made(S):
             return
-        stack, top = u(field(S, "stack")), u(field(S, "top"))
+        stack, top = lib.run_stacks(S)
+        unwinding = field(S, "unwinding")  # coroutine_delete's, with the id it unwinds
+        if u(unwinding) != 0:
+            self.deleted = int(field(unwinding.Dereference(), "id").GetValueAsSigned())
         for t in target.GetProcess():
             if stack <= t.GetFrameAtIndex(0).GetSP() < top:
                 self.thread = (t.GetThreadID(), t.GetIndexID())
@@ -282,6 +317,12 @@ class Scene:
                            "a finished coroutine is leaving the run stack") + on_thread
 
     def state(self, id, C):
+        """(state, Frames or None, whether it runs) of coroutine id: one that
+        coroutine_delete is unwinding is "being deleted"."""
+        state, frames = self.state_of_switches(id, C)
+        return ("being deleted" if id == self.deleted else state), frames, state == "running"
+
+    def state_of_switches(self, id, C):
         status = u(field(C.Dereference(), "status"))
         if id == self.running:
             if self.thread is not None:
@@ -378,8 +419,8 @@ class LiveView:
         regs = saved_registers(self.target, self.frames.lib, self.frames.ctx)
         # The bytes its frames lie on (and the red zone below them), kept
         # and put back: lldb has no way to refuse a write there.
-        top = u(field(self.S, "top"))
-        self.bottom = max(u(field(self.S, "stack")), stack_pointer(regs) - 128)
+        top = top_of(self.lib, self.S, self.C)
+        self.bottom = max(top - self.lib.stack_size, stack_pointer(regs) - 128)
         try:
             self.thread.SetSelectedFrame(0)
             self.saved_bytes = read(process, self.bottom, top - self.bottom)
@@ -430,13 +471,15 @@ def describe(frame, suspended):
 
 
 def entry_of(lib, thread, index):
-    """The outermost of its frames before the library's that started it."""
+    """The outermost of its frames before the library's that started it,
+    stepping over the library's frames in between (see coroutine-gdb.py)."""
     entry = None
-    while index < thread.GetNumFrames() and not lib.owns_frame(thread.GetFrameAtIndex(index)):
-        entry, index = thread.GetFrameAtIndex(index), index + 1
-    if entry is None or index >= thread.GetNumFrames():
-        return "?"
-    return entry.GetFunctionName() or "??"
+    for frame in (thread.GetFrameAtIndex(i) for i in range(index, thread.GetNumFrames())):
+        if not lib.owns_frame(frame):
+            entry = frame
+        elif (frame.GetFunctionName() or "").split("(")[0].lstrip(":") in START_FUNCTIONS:  # "::run_coroutine(...)"
+            return entry.GetFunctionName() or "??" if entry is not None else "?"
+    return "?"  # the unwinding stopped short of the start
 
 
 def start_of(target, C):
@@ -448,7 +491,7 @@ def start_of(target, C):
 class Coroutine:
     def __init__(self, scene, id, C):
         self.scene, self.id, self.C = scene, id, C
-        self.state, self.frames = scene.state(id, C)
+        self.state, self.frames, self.runs = scene.state(id, C)
 
     def name(self):
         return "coroutine %d" % self.id
@@ -530,7 +573,7 @@ def info(debugger, target, words, out):
                 suspended = co.patched()
                 entry, where = co.with_frames(debugger, target, lambda t, view: (
                     entry_of(lib, t, t.GetSelectedFrame().GetFrameID()), describe(t.GetSelectedFrame(), suspended)))
-            saved = "-" if co.state == "running" else str(u(field(C.Dereference(), "size")))
+            saved = "-" if co.runs else str(u(field(C.Dereference(), "size")))
             rows.append((str(id), co.state, saved, entry, where))
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         for row in rows:
@@ -552,8 +595,11 @@ def backtrace(debugger, target, words, out):
 
     def show(thread, view):
         first, count = 0, thread.GetNumFrames()
+        if co.state != "running":  # its frames end at its start: it has no resumer
+            count = next((i + 1 for i in range(count)
+                          if thread.GetFrameAtIndex(i).GetFunctionName() == "coroutine_start_context"), count)
         if counts and counts[0] >= 0:
-            count = counts[0]
+            count = min(count, counts[0])
         elif counts:
             first = max(0, count + counts[0])
             count = -counts[0]
@@ -629,6 +675,21 @@ def run_among(debugger, target, co, command, thread, view):
     return result.GetOutput()
 
 
+def chosen_coroutines(scene, ids):
+    """The Coroutine of each of ids ("all": each coroutine); for an id
+    without one, the line that says so (see coroutine-gdb.py)."""
+    lib, S = scene.lib, scene.S
+    if ids == "all":
+        return [Coroutine(scene, id, C) for id, C in coroutines_of(lib, S)]
+    if not is_made(S):
+        raise Refusal("schedule 0x%x is still being opened" % u(S))
+    found = []
+    for id in ids:
+        C = coroutine_at(lib, S, id)
+        found.append(C if isinstance(C, str) else Coroutine(scene, id, C))
+    return found
+
+
 def id_list(words):
     if words and words[0] == "all":
         return "all", words[1:]
@@ -665,11 +726,11 @@ def apply(debugger, target, text, out):
         lib, S, _ = split_schedule(target, [])
         targets = [(lib, S)]
     scene_of = scenes(target)
-    chosen = []
-    for lib, S in targets:
-        pairs = coroutines_of(lib, S) if ids == "all" else [find_coroutine(target, lib, S, str(id)) for id in ids]
-        chosen += [Coroutine(scene_of[u(S)], id, C) for id, C in pairs]
+    chosen = [co for lib, S in targets for co in chosen_coroutines(scene_of[u(S)], ids)]
     for co in chosen:
+        if isinstance(co, str):  # skipped, as gdb's thread apply skips an unknown thread
+            out.write("warning: %s\n" % co)
+            continue
         header = "\nCoroutine %d (%s%s):\n" % (co.id, co.state, ", schedule 0x%x" % u(co.scene.S) if len(targets) > 1 else "")
         if co.frames is None:
             if "-s" not in flags:

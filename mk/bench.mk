@@ -41,7 +41,7 @@ $(O)/libcoroutine-alt.a: $(O)/coroutine.o $(O)/bench-alt/asm_switch.o
 # every symbol renamed checked_..., so that a checked round trip is timed
 # beside the plain one.  Not in a checked build itself, nor without objcopy.
 BENCH_CHECKED := $(if $(shell command -v $(OBJCOPY)),$(if $(DEFS_CHECKED),,$(O)/libcoroutine-checked.a))
-$(O)/bench-checked/coroutine.o: coroutine.cpp coroutine.h
+$(O)/bench-checked/coroutine.o: coroutine.cpp coroutine.h coroutine_checked.h
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(DEFS_$(BACKEND)) -DCOROUTINE_CHECKED=1 $(LIBFLAGS) $(WARN) $(CXXFLAGS) -c $< -o $@
 

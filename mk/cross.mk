@@ -94,7 +94,7 @@ MUSL_DELETE = DELETE_SUPPORT=$(1)/asm/musl_find_object.o LDFLAGS="$(LDFLAGS) -Wl
 musl-test:
 	$(MUSL_GCC) -std=c++11 -fsyntax-only coroutine.cpp 2>&1 | grep -F 'build coroutine.cpp with -DCOROUTINE_ASM=1'
 	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl CC=$(MUSL_GCC) CXX=$(MUSL_GCC) EXAMPLES_CXX= \
-		$(call MUSL_DELETE,$(B)/musl) TESTS="driver delete clone" check-no-cxx-runtime check check-outputs
+		$(call MUSL_DELETE,$(B)/musl) TESTS="driver delete clone test_child" check-no-cxx-runtime check check-outputs
 	@$(MAKE) --no-print-directory BACKEND=asm B=$(B)/musl-checked CC=$(MUSL_GCC) CXX=$(MUSL_GCC) CHECKED=1 \
 		$(call MUSL_DELETE,$(B)/musl-checked) TESTS="driver delete clone" check check-checked-bugs
 

@@ -9,8 +9,9 @@
 # thread runs, in non-stop mode (test/debug/gdb_nonstop.sh); two copies of
 # the library in one process (test/debug/gdb_two_copies.sh); clones listed
 # like any coroutine (test/debug/clones.c, test/debug/clones_test.sh, in gdb
-# on every build and in lldb); and the session of docs/debugging.md is what gdb
-# prints
+# on every build and in lldb); an engine in C++ with threads and a deleted
+# coroutine (test/debug/engine.cpp, test/debug/engine_test.sh, in gdb and
+# lldb); and the session of docs/debugging.md is what gdb prints
 # (test/debug/readme_session.sh).
 # Built with -g by gcc and clang at -O0, -O1 and -O2 (program and library),
 # against both backends, natively; and the -O2 builds for aarch64, under
@@ -52,6 +53,16 @@ $(B)/debug/%/clones: test/debug/clones.c $(B)/debug/%/waiting
 
 $(B)/debug/%/clones-checked: $(B)/debug/%/clones debug/coroutine-gdb.py test/debug/clones_test.sh
 	@$(DEBUG_RUN_$(call debug_part,$*,2)) test/debug/clones_test.sh gdb $< $(@D)/clones-out
+
+# An engine in C++ (test/debug/engine.cpp): 50 coroutines, one deleted,
+# and a second thread; in gdb on the builds of the non-stop test, with its
+# core file, and in lldb on lldb's (test/debug/engine_test.sh).
+$(B)/debug/%/engine: test/debug/engine.cpp $(B)/debug/%/waiting
+	$(DEBUG_CXX_$(call debug_part,$*,2)) -I. $(WARN) -g -$(call debug_part,$*,3) test/debug/engine.cpp \
+		$(@D)/coroutine.o $(if $(filter asm,$(call debug_part,$*,1)),$(@D)/asm_switch.o) -lpthread -o $@
+
+$(B)/debug/%/engine-checked: $(B)/debug/%/engine debug/coroutine-gdb.py test/debug/engine_test.sh
+	@test/debug/engine_test.sh gdb $< $(@D)/engine-out
 
 $(B)/debug/%/nonstop-checked: $(B)/debug/%/nonstop debug/coroutine-gdb.py test/debug/gdb_nonstop.sh
 	@test/debug/gdb_nonstop.sh $< $(@D)/nonstop-out
@@ -107,17 +118,18 @@ $(B)/debug/demo/%/demo-checked: $(B)/debug/demo/%/main debug/coroutine-gdb.py te
 DEBUG_LLDB_BUILDS := $(if $(shell command -v lldb),ucontext-gcc-O0 asm-gcc-O2 ucontext-clang-O2 asm-clang-O1)
 LLDB_PYTHONPATH   ?= /usr/lib/llvm-14/lib/python3.11/dist-packages
 
-$(B)/debug/%/lldb-checked: $(B)/debug/%/waiting $(B)/debug/%/clones debug/coroutine_lldb.py test/debug/lldb_test.sh \
-		test/debug/clones_test.sh
+$(B)/debug/%/lldb-checked: $(B)/debug/%/waiting $(B)/debug/%/clones $(B)/debug/%/engine debug/coroutine_lldb.py \
+		test/debug/lldb_test.sh test/debug/clones_test.sh test/debug/engine_test.sh
 	@PYTHONPATH=$(LLDB_PYTHONPATH) test/debug/lldb_test.sh $< $(@D)/lldb
 	@PYTHONPATH=$(LLDB_PYTHONPATH) test/debug/clones_test.sh lldb $(@D)/clones $(@D)/lldb-clones
+	@PYTHONPATH=$(LLDB_PYTHONPATH) test/debug/engine_test.sh lldb $(@D)/engine $(@D)/lldb-engine
 
 .PHONY: debug-test
 debug-test: $(foreach d,$(DEBUG_BUILDS),$(B)/debug/$(d)/checked $(B)/debug/$(d)/clones-checked) $(DEBUG_REFUSALS) \
-		$(foreach d,$(DEBUG_NONSTOP),$(B)/debug/$(d)/nonstop-checked) \
+		$(foreach d,$(DEBUG_NONSTOP),$(B)/debug/$(d)/nonstop-checked $(B)/debug/$(d)/engine-checked) \
 		$(foreach b,$(BACKENDS),$(B)/debug/demo/$(b)/demo-checked) \
 		$(foreach d,$(DEBUG_LLDB_BUILDS),$(B)/debug/$(d)/lldb-checked) $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so
 	@test/debug/gdb_refusals.sh $(DEBUG_REFUSALS) $(B)/debug/refusals/out
 	@test/debug/gdb_two_copies.sh $(TWO_COPIES)/two_copies $(TWO_COPIES)/plugin.so $(TWO_COPIES)/out
 	@test/debug/readme_session.sh check $(B)/debug/readme
-	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed in gdb ($(words $(DEBUG_NONSTOP)) in non-stop mode too), $(words $(DEBUG_LLDB_BUILDS)) in lldb$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"
+	@echo "debug-test: $(words $(DEBUG_BUILDS)) builds passed in gdb ($(words $(DEBUG_NONSTOP)) in non-stop mode and with the engine too), $(words $(DEBUG_LLDB_BUILDS)) in lldb$(if $(filter no,$(DEBUG_AARCH64_TOOLS)), (no aarch64: needs qemu-user gdb-multiarch g++-aarch64-linux-gnu))"

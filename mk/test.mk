@@ -57,7 +57,13 @@ $(O)/delete_cxx.o: test/spec/test_delete_cxx.cpp $(TEST_HEADERS)
 	@mkdir -p $(@D)
 	$(TEST_CXX) -DTEST_PLAIN -c $< -o $@
 
-$(O)/test_delete_cxx: $(O)/test_delete_cxx.o $(O)/libcoroutine.a
+# test_delete_no_exceptions: C++ built without exceptions (its frames have
+# unwind tables and nothing for the unwinder to run), linked with the C++
+# driver, and so with an unwinder.  test_delete_no_unwinder is C without
+# -fexceptions, linked with the C driver: no unwinder (the generic rule).
+$(O)/test_delete_no_exceptions.o: TEST_CXX += -fno-exceptions
+
+$(O)/test_delete_cxx $(O)/test_delete_no_exceptions: $(O)/%: $(O)/%.o $(O)/libcoroutine.a
 	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@
 
 # DELETE_SUPPORT: what the C one needs besides, for a C library that lacks
@@ -154,6 +160,11 @@ $(O)/test_%: $(O)/test_%.o $(O)/libcoroutine.a
 $(O)/driver$(EXE): $(O)/driver.o $(O)/model.o $(O)/libcoroutine.a
 	$(CLINK) $(LDFLAGS) $^ -lm $(if $(EXE),,-lpthread) -o $@
 
+# test_child: child.h's runner itself, which needs neither CMocka nor the
+# library, so that it runs wherever the programs that use it run.
+$(O)/test_child$(EXE): $(O)/test_child.o
+	$(CLINK) $(LDFLAGS) $^ -o $@
+
 # test_alloc makes the library's allocations fail on demand (and has a
 # cleanup for coroutine_delete's unwinding to run: -fexceptions).
 $(O)/test_alloc.o: TEST_CC += -fexceptions
@@ -181,13 +192,14 @@ LP64 = $(shell $(CC) -dM -E -x c /dev/null | grep -c __LP64__)
 # unwinding) would not link into a C program with the C driver, nor one
 # that needs libatomic (which the C driver does not link).  The one
 # exceptions are the weak references to __cxa_get_globals, with which
-# coroutine.cpp swaps exception state, and to _Unwind_ForcedUnwind, with
-# which coroutine_delete unwinds (w: NULL when none is linked in); a runtime
-# or an unwinder loaded later it finds through the C library (dlsym,
-# dlopen, dl_iterate_phdr: no C++ symbols).
+# coroutine.cpp swaps exception state, to _Unwind_ForcedUnwind, with which
+# coroutine_delete unwinds, and to std::set_terminate, with which it ends a
+# coroutine whose unwinding cannot go on (w: NULL when none is linked in);
+# a runtime or an unwinder loaded later it finds through the C library
+# (dlsym, dlopen, dl_iterate_phdr: no C++ symbols).
 .PHONY: check-no-cxx-runtime check-shared
 check-no-cxx-runtime: $(O)/libcoroutine.a
-	@if $(NM) -u $< | grep -v -E '^ *w (__cxa_get_globals|_Unwind_ForcedUnwind)$$' | awk '{ print $$NF }' \
+	@if $(NM) -u $< | grep -v -E '^ *w (__cxa_get_globals|_Unwind_ForcedUnwind|_ZSt13set_terminatePFvvE)$$' | awk '{ print $$NF }' \
 		| grep -E '^(_Z|__cxa_|__gxx_personality|_Unwind_|__atomic_|__sync_)'; then \
 		echo "$< needs the C++ runtime or libatomic for the symbols above"; exit 1; fi
 
@@ -235,7 +247,16 @@ check-outputs: $(addsuffix $(EXE),$(O)/main $(addprefix $(O)/examples/,$(EXAMPLE
 
 # What `test` checks, for a target without CMocka: driver.c, the C++
 # exception tests and the delete and clone tests built without CMocka (driver_cxx,
-# delete, delete_cxx, clone, clone_cxx), and the outputs.
+# delete, delete_cxx, clone, clone_cxx), their child-case runner (test_child), and the outputs.
 test-without-cmocka:
-	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b TESTS="driver driver_cxx delete delete_cxx clone clone_cxx" \
+	@for b in $(BACKENDS); do $(MAKE) --no-print-directory BACKEND=$$b \
+		TESTS="driver driver_cxx delete delete_cxx clone clone_cxx test_child" \
 		check-no-cxx-runtime check check-outputs || exit 1; done
+
+# test_frames walks frame records as a profiler does, and names what it
+# finds with dladdr: built with frame pointers and unwind tables, its
+# functions exported, as test_frames_cxx's (C++, the C++ driver).
+$(O)/test_frames.o: TEST_CC += -fno-omit-frame-pointer -funwind-tables
+$(O)/test_frames $(O)/test_frames_cxx: TESTLIBS += -rdynamic
+$(O)/test_frames_cxx: $(O)/test_frames_cxx.o $(O)/libcoroutine.a
+	$(CXX) $(LDFLAGS) $^ $(TESTLIBS) -o $@

@@ -7,8 +7,10 @@
 # so no DLL of MinGW's needs to be found.  CMocka is not packaged for MinGW:
 # what runs is what test-without-cmocka runs (test/platform/driver.c, and the demo's
 # and the examples' outputs), test/platform/win_stack.c, test/spec/test_reload.c
-# (reload), and the C++ exception tests and coroutine_clone's, built without
-# CMocka (driver_cxx, clone, clone_cxx).  wine's state lives in the build
+# (reload), the C++ exception tests, coroutine_delete's and coroutine_clone's,
+# built without CMocka (driver_cxx, delete, delete_cxx, clone, clone_cxx), and
+# the child-case runner itself
+# (test_child).  wine's state lives in the build
 # folder; creating it takes seconds, once.
 MINGW ?= x86_64-w64-mingw32-
 WINE  ?= wine
@@ -37,7 +39,7 @@ $(WINEPREFIX_DIR)/system.reg:
 	$(WINE_RUN) wineboot --init >/dev/null 2>&1
 
 windows-test: $(WINEPREFIX_DIR)/system.reg
-	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx delete delete_cxx clone clone_cxx reload driver_dll dllmain" \
+	@$(MAKE) --no-print-directory $(WINDOWS_VARS) TESTS="driver win_stack driver_cxx delete delete_cxx clone clone_cxx reload driver_dll dllmain test_child" \
 		check check-outputs
 	@$(MAKE) --no-print-directory windows-dll-test
 	@$(MAKE) --no-print-directory windows-test-runtime-dll
@@ -155,7 +157,8 @@ $(O)/late_runtime$(EXE): $(O)/late_runtime.o $(O)/libcoroutine.a test/support/la
 # __clang__, must hold no GNU-only spelling in its own lines), and the
 # ABI, through clang for x86_64-pc-windows-msvc (what clang-cl runs): the
 # library, the demo, the C examples and despawn, driver, win_stack, msvc_exceptions,
-# clone, clone_cxx, reload, driver_dll and dllmain (whose DLLs start at libwinecrt0's
+# delete (test_delete.c, whose cleanups vcruntime runs), clone, clone_cxx, reload,
+# driver_dll and dllmain (whose DLLs start at libwinecrt0's
 # DllMainCRTStartup; libcoroutine.dll's import library is libcoroutine.lib),
 # linked by lld-link against the MSVC C runtime's interface as wine
 # provides it (headers: libwine-dev; import libraries and mainCRTStartup:
@@ -190,7 +193,7 @@ MSVC_VARS = BACKEND=asm EXE=.exe TEXT_CRLF=1 RUN="$(WINE_RUN)" EXAMPLES_CXX=desp
 	LDFLAGS="$(MSVC_LDFLAGS)" DLL_LDFLAGS=-Wl,-entry:DllMainCRTStartup \
 	IMPLIB=-Wl,-implib: IMPLIB_SUFFIX=.lib
 # What each of its builds runs (the first two also driver_dll and dllmain).
-MSVC_TESTS := driver win_stack msvc_exceptions clone clone_cxx reload
+MSVC_TESTS := driver win_stack msvc_exceptions delete clone clone_cxx reload test_child
 # GNU-only spellings cl.exe would reject.
 GNU_ONLY := __attribute__|__builtin_|__asm|(^|[^_[:alnum:]])asm *\(|__thread|typeof|__extension__|\(\{|__label__|__int128|__inline__|__restrict__
 

@@ -4,7 +4,9 @@
  * each plugin it loads (reload_plugin, built with the library; three
  * files, for three copies at once), hot-reloaded in any order: a copy is
  * loaded and opens a schedule, or closes it and is unloaded (dlclose,
- * FreeLibrary).  Every order of those steps is played, for two plugins,
+ * FreeLibrary).  On ELF the second plugin's note, which leads its copy to
+ * the others, lies in a segment of alignment 8, padded as such segments
+ * are (test/support/note_aligned_8.c).  Every order of those steps is played, for two plugins,
  * three plugins (not on Windows, where each copy has a vectored handler of
  * its own, and wine loads slowly), and the program's copy with two
  * plugins.  After each step, a fault that is nobody's but the host's must

@@ -12,6 +12,7 @@
  * what it holds; an alarm ends a check that hangs (a lock never given back).
  */
 #define _GNU_SOURCE /* SYS_gettid */
+#include "checked_windows.h"
 #include "coroutine.h"
 #include "guard_frames.h"
 #include "plain.h"
@@ -221,30 +222,38 @@ static void hand_out(struct schedule *S, void *ud)
 		hand_out_here(S, h);
 }
 
-/* Coroutine 0 hands out a local below a frame; coroutine 1 runs after it,
- * and yields at its top: its slice is smaller.  The run stack's top, as
- * the line about coroutine 0's local tells it (NULL: it did not). */
+/* Coroutine 0 hands out a local below a frame; the second runs after it,
+ * and yields at its top: its slice is smaller.  The second is coroutine 1,
+ * in a window of its own, or (open_two_in_one_window) coroutine
+ * CHECKED_WINDOWS, in coroutine 0's, the ones between never run.  The top
+ * of coroutine 0's window, as the line about its local tells it (NULL: it
+ * did not). */
 struct two {
 	struct schedule *S;
+	int second; /* its id */
 	struct handout h[2];
 	size_t size[2];
 	char *top;
 };
 
-static const char *open_two(struct two *t)
+static const char *open_two_as(struct two *t, int second)
 {
 	static const char *const first = "main read coroutine 0's stack (top-";
+	static struct handout never_run;
 	memset(t, 0, sizeof *t);
 	t->h[0].deep = 1;
+	t->second = second;
 	t->S = coroutine_open();
 	coroutine_new(t->S, hand_out, &t->h[0]);
+	for (int id = 1; id < second; id++)
+		coroutine_new(t->S, hand_out, &never_run);
 	coroutine_new(t->S, hand_out, &t->h[1]);
 	coroutine_resume(t->S, 0);
-	coroutine_resume(t->S, 1);
+	coroutine_resume(t->S, second);
 	t->size[0] = (size_t)coroutine_stack_size(t->S, 0);
-	t->size[1] = (size_t)coroutine_stack_size(t->S, 1);
+	t->size[1] = (size_t)coroutine_stack_size(t->S, second);
 	if (t->size[1] >= t->size[0])
-		return "coroutine 1's slice is not smaller than coroutine 0's";
+		return "the second's slice is not smaller than coroutine 0's";
 	if (probe(t->h[0].local) != 1)
 		return wrong("main's read of coroutine 0's local did not fault");
 	const char *at = strstr(said, first);
@@ -253,6 +262,16 @@ static const char *open_two(struct two *t)
 			     "named another than coroutine 0");
 	t->top = (char *)t->h[0].local + strtoul(at + strlen(first), NULL, 10);
 	return NULL;
+}
+
+static const char *open_two(struct two *t)
+{
+	return open_two_as(t, 1);
+}
+
+static const char *open_two_in_one_window(struct two *t)
+{
+	return open_two_as(t, CHECKED_WINDOWS);
 }
 
 static void close_two(struct two *t)
@@ -292,22 +311,41 @@ static const char *the_lowest_byte_of_a_slice_is_its_coroutines(void)
 static const char *a_byte_below_every_slice_names_the_last_to_run_and_says_so(void)
 {
 	struct two t;
-	const char *w = open_two(&t);
+	char ran_last[128];
+	const char *w = open_two_in_one_window(&t);
+	snprintf(ran_last, sizeof ran_last, ") below every suspended coroutine's slice, where coroutine %d ran last: ",
+		 t.second);
 	if (w == NULL && (probe(t.top - t.size[0] - 1) != 1 || !said_offset("main read the run stack", t.size[0] + 1)
-			  || !said_has(") below every suspended coroutine's slice, where coroutine 1 ran last: ")))
-		w = wrong("a byte below every slice was not said to be below them, where coroutine 1 ran last");
+			  || !said_has(ran_last)))
+		w = wrong("a byte below every slice of a window was not said to be below them, "
+			  "where the second ran last");
 	close_two(&t);
 	return w;
 }
 
-static const char *a_byte_that_two_slices_reach_names_both(void)
+static const char *a_byte_that_two_slices_of_a_window_reach_names_both(void)
+{
+	struct two t;
+	char both[128];
+	const char *w = open_two_in_one_window(&t);
+	snprintf(both, sizeof both, "main read the stack of coroutine 0 or %d", t.second);
+	if (w == NULL && (probe(t.top - t.size[1]) != 1 || !said_offset(both, t.size[1])
+			  || !said_has(") while they are suspended: ") || !said_has("the saved slices of all 2 reach there")))
+		w = wrong("the lowest byte of the second's slice, which coroutine 0's reaches too, did not name both");
+	close_two(&t);
+	return w;
+}
+
+/* Coroutine 1 runs in a window of its own: as deep under coroutine 0's top,
+ * the byte is coroutine 0's alone. */
+static const char *a_byte_of_one_window_names_none_of_anothers(void)
 {
 	struct two t;
 	const char *w = open_two(&t);
-	if (w == NULL && (probe(t.top - t.size[1]) != 1
-			  || !said_offset("main read the stack of coroutine 0 or 1", t.size[1])
-			  || !said_has(") while they are suspended: ") || !said_has("the saved slices of all 2 reach there")))
-		w = wrong("the lowest byte of coroutine 1's slice, which coroutine 0's reaches too, did not name both");
+	if (w == NULL && (probe(t.top - t.size[1]) != 1 || !said_offset("main read coroutine 0's stack", t.size[1])
+			  || !said_has("while coroutine 0 is suspended")))
+		w = wrong("a byte of coroutine 0's window, as deep as coroutine 1's slice reaches in its own, "
+			  "was not coroutine 0's alone");
 	close_two(&t);
 	return w;
 }
@@ -325,7 +363,24 @@ static const char *a_touch_of_the_room_above_the_top_is_reported(void)
 }
 #endif
 
-/* An engine: a thousand entities, each waiting as deep as the others. */
+/* A copy of a suspended coroutine waits where its original waits, in its
+ * window: a local of one is at the same address in the other. */
+static const char *a_clone_waits_in_its_originals_window(void)
+{
+	struct two t;
+	char both[128];
+	const char *w = open_two(&t);
+	int copy = w == NULL ? coroutine_clone(t.S, 1) : -1;
+	snprintf(both, sizeof both, "main read the stack of coroutine 1 or %d (top-", copy);
+	if (w == NULL && (copy < 0 || probe(t.h[1].local) != 1 || !said_has(both)
+			  || !said_has("the saved slices of all 2 reach there")))
+		w = wrong("coroutine 1's local was not said to be its copy's too");
+	close_two(&t);
+	return w;
+}
+
+/* An engine: a thousand entities, each waiting as deep as the others, the
+ * slices of all those of a window reaching the local of each. */
 enum { ENTITIES = 1000 };
 
 static const char *a_thousand_slices_that_reach_a_byte_make_one_line(void)
@@ -333,15 +388,18 @@ static const char *a_thousand_slices_that_reach_a_byte_make_one_line(void)
 	static struct handout h[ENTITIES];
 	struct schedule *S = coroutine_open();
 	const char *w = NULL;
+	char ids[128], named[256], all[64];
 	int i;
 	for (i = 0; i < ENTITIES; i++) {
 		h[i].deep = 1;
 		coroutine_resume(S, coroutine_new(S, hand_out, &h[i]));
 	}
-	if (probe(h[ENTITIES / 2].local) != 1 || said_lines() != 1
-	    || !said_has("main read the stack of coroutine 0, 1, 2, 3 or 996 others (top-")
-	    || !said_has("the saved slices of all 1000 reach there"))
-		w = wrong("one entity's local, which every entity's slice reaches, was not one line naming a few");
+	snprintf(all, sizeof all, "the saved slices of all %d reach there",
+		 ids_sharing_window(ids, sizeof ids, ENTITIES, ENTITIES / 2));
+	snprintf(named, sizeof named, "main read the stack of coroutine %s (top-", ids);
+	if (probe(h[ENTITIES / 2].local) != 1 || said_lines() != 1 || !said_has(named) || !said_has(all))
+		w = wrong("one entity's local, which the slice of every entity of its window reaches, "
+			  "was not one line naming a few");
 	coroutine_close(S);
 	return w;
 }
@@ -547,15 +605,20 @@ static const char *an_sa_siginfo_handler_gets_the_faulting_address(void)
 	return w;
 }
 
-static const char *an_sa_resethand_handler_leaves_the_default_action_behind(void)
+/* SA_RESETHAND: the program's handler is called at the first fault only,
+ * and the default action is the program's from then on; the library's
+ * handler stays installed, to name every later fault. */
+static const char *an_sa_resethand_handler_leaves_the_default_action_at_the_last_close(void)
 {
 	struct two t;
 	struct sigaction now;
 	const char *w;
-	install_program_handler(SA_RESETHAND | SA_NODEFER, NULL);
+	install_program_handler(SA_RESETHAND, NULL);
+	restore_mask = 1;
+	handled = 0;
 	w = open_two(&t); /* its probe is the first fault */
-	if (w == NULL && (sigaction(SIGSEGV, NULL, &now) != 0 || now.sa_handler != SIG_DFL))
-		w = "after the first fault the action was not the default";
+	if (w == NULL && handled != 1)
+		w = "the first fault did not reach the program's handler";
 	close_two(&t);
 	if (w == NULL && (sigaction(SIGSEGV, NULL, &now) != 0 || now.sa_handler != SIG_DFL))
 		w = "after the last close the action was not the default";
@@ -661,8 +724,121 @@ static void overflow_the_guard(void)
 static const char *a_guard_overflow_reaches_the_handler_on_the_alternate_stack(void)
 {
 	int status = in_child(overflow_the_guard);
-	return status == 3 ? NULL : wrong(status == 4 ? "the handler ran on another stack than the alternate one"
-					       : "the handler on the alternate stack did not run");
+	if (status == 3 && !said_has("shared-stack rule"))
+		return NULL;
+	return wrong(status == 4 ? "the handler ran on another stack than the alternate one"
+		     : status == 3 ? "the guard's fault was reported as a stale access"
+				   : "the handler on the alternate stack did not run");
+}
+
+/* In a child: the first fault goes to the program's SA_RESETHAND handler
+ * (which goes back by siglongjmp); the second is reported, then ends the
+ * child at the access.  Exits with a code of its own where it did not. */
+enum { HANDLER_RAN_TWICE = 5, FIRST_FAULT_NOT_HANDLED, LIBRARYS_HANDLER_GONE, SECOND_READ_READ };
+static const char second_read[] = "the second read:\n";
+
+static void resethand_handler(int sig)
+{
+	(void)sig;
+	if (handled++ > 0)
+		_exit(HANDLER_RAN_TWICE);
+	siglongjmp(back, 1);
+}
+
+static void read_twice_with_an_sa_resethand_handler(void)
+{
+	struct sigaction a, now;
+	struct two t;
+	memset(&a, 0, sizeof a);
+	a.sa_handler = resethand_handler;
+	a.sa_flags = SA_RESETHAND;
+	sigemptyset(&a.sa_mask);
+	sigaction(SIGSEGV, &a, NULL);
+	restore_mask = 1;
+	handled = 0;
+	if (open_two(&t) != NULL || handled != 1) /* its probe is the first fault */
+		_exit(FIRST_FAULT_NOT_HANDLED);
+	/* Only the library's handler takes siginfo, not the program's (and
+	 * the kernel's reset to the default would keep SA_SIGINFO). */
+	if (sigaction(SIGSEGV, NULL, &now) != 0 || !(now.sa_flags & SA_SIGINFO) || now.sa_handler == SIG_DFL)
+		_exit(LIBRARYS_HANDLER_GONE);
+	if (write(2, second_read, sizeof second_read - 1) < 0)
+		_exit(1);
+	(void)*t.h[0].local;
+	_exit(SECOND_READ_READ);
+}
+
+static const char *after_an_sa_resethand_handler_ran_a_stale_read_is_reported_then_ends_the_process(void)
+{
+	int status = in_child(read_twice_with_an_sa_resethand_handler);
+	const char *after = strstr(said, second_read);
+	if (status == 128 + SIGSEGV && after != NULL && strstr(after, "main read coroutine 0's stack (top-") != NULL)
+		return NULL;
+	return wrong(status == HANDLER_RAN_TWICE ? "the program's SA_RESETHAND handler ran twice"
+		     : status == FIRST_FAULT_NOT_HANDLED ? "the first fault did not reach the program's handler once"
+		     : status == LIBRARYS_HANDLER_GONE ? "the library's handler was gone after the first fault"
+		     : status == SECOND_READ_READ ? "the second read did not fault"
+		     : status == 128 + SIGSEGV ? "the second read was not reported before the child ended"
+						 : "the second read did not end the child with SIGSEGV");
+}
+
+/* A coroutine of window 3 that runs past its run stack: the fault lies in
+ * the guard under its own window, and goes to the program's handler
+ * untouched, as any guard's (no line: no local of anyone's lies there). */
+static char *volatile window_top[4]; /* near each coroutine's top: a local's address */
+
+enum { NOT_IN_ITS_GUARD = 4, NOT_IN_WINDOW_3 };
+
+static void in_its_own_guard(int sig, siginfo_t *info, void *context)
+{
+	size_t under = (size_t)(window_top[3] - (char *)info->si_addr);
+	(void)sig, (void)context;
+	if ((size_t)(window_top[0] - window_top[3]) < 3 * 2 * (size_t)RUN_STACK)
+		_exit(NOT_IN_WINDOW_3); /* a window is a run stack and its guard of 1 MiB at least */
+	_exit(under > RUN_STACK && under <= RUN_STACK + 1024 * 1024 ? 3 : NOT_IN_ITS_GUARD);
+}
+
+static void wait_in_window(struct schedule *S, void *ud)
+{
+	char here;
+	window_top[(intptr_t)ud] = launder(&here);
+	coroutine_yield(S);
+}
+
+static void run_past_in_window_3(struct schedule *S, void *ud)
+{
+	char here;
+	(void)S, (void)ud;
+	window_top[3] = launder(&here);
+	frame_just_past_the_run_stack();
+}
+
+static void overflow_in_window_3(void)
+{
+	struct sigaction a;
+	struct schedule *S;
+	intptr_t w;
+	memset(&a, 0, sizeof a);
+	a.sa_sigaction = in_its_own_guard;
+	a.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&a.sa_mask);
+	set_alternate_stack();
+	sigaction(SIGSEGV, &a, NULL);
+	S = coroutine_open();
+	for (w = 0; w < 3; w++)
+		coroutine_resume(S, coroutine_new(S, wait_in_window, (void *)w));
+	coroutine_resume(S, coroutine_new(S, run_past_in_window_3, NULL));
+}
+
+static const char *an_overflow_in_window_3_reaches_the_handler_from_its_own_guard_unreported(void)
+{
+	int status = in_child(overflow_in_window_3);
+	if (status == 3 && !said_has("shared-stack rule"))
+		return NULL;
+	return wrong(status == NOT_IN_ITS_GUARD ? "the fault was not in the guard under coroutine 3's window"
+		     : status == NOT_IN_WINDOW_3 ? "coroutine 3 did not run three windows under coroutine 0"
+		     : status == 3 ? "the guard's fault was reported as a stale access"
+				   : "the handler did not run");
 }
 
 static void send_sigsegv(void)
@@ -873,7 +1049,9 @@ static const struct {
 	CHECK(main_read_names_the_coroutine_whose_slice_covers_it),
 	CHECK(the_lowest_byte_of_a_slice_is_its_coroutines),
 	CHECK(a_byte_below_every_slice_names_the_last_to_run_and_says_so),
-	CHECK(a_byte_that_two_slices_reach_names_both),
+	CHECK(a_byte_that_two_slices_of_a_window_reach_names_both),
+	CHECK(a_byte_of_one_window_names_none_of_anothers),
+	CHECK(a_clone_waits_in_its_originals_window),
 #if ROOM_ABOVE_TOP
 	CHECK(a_touch_of_the_room_above_the_top_is_reported),
 #endif
@@ -887,10 +1065,12 @@ static const struct {
 	CHECK(an_sa_nodefer_handler_runs_with_the_signal_unblocked),
 	CHECK(an_sa_nodefer_handler_whose_sa_mask_has_the_signal_runs_with_it_blocked),
 	CHECK(an_sa_siginfo_handler_gets_the_faulting_address),
-	CHECK(an_sa_resethand_handler_leaves_the_default_action_behind),
+	CHECK(an_sa_resethand_handler_leaves_the_default_action_at_the_last_close),
 	CHECK(an_sa_onstack_handler_runs_on_the_alternate_stack),
 	CHECK(a_handler_without_sa_onstack_runs_on_the_threads_stack),
 	CHECK(a_guard_overflow_reaches_the_handler_on_the_alternate_stack),
+	CHECK(after_an_sa_resethand_handler_ran_a_stale_read_is_reported_then_ends_the_process),
+	CHECK(an_overflow_in_window_3_reaches_the_handler_from_its_own_guard_unreported),
 	CHECK(a_sigsegv_sent_with_the_default_action_ends_the_process),
 	CHECK(an_ignored_sigsegv_sent_is_ignored),
 	CHECK(an_ignored_fault_ends_the_process),

@@ -3,12 +3,13 @@
  * given "write", writes) a local of another, suspended, coroutine, through
  * the pointer that one handed out.  Unchecked, it prints 42 and exits 0.
  *
- * On one schedule, the local is in the deeper frames of the one that
- * handed it out, below the live slice of the one that uses it: the bytes
- * are still there.  Only a checked build under ASan stops that, which keeps
- * such a local in a fake stack and poisons it.  Given "elsewhere", the one
- * that uses it is a coroutine of a second schedule, and any checked build
- * stops it: the first schedule's run stack is out of reach.
+ * On one schedule, the two are coroutines 0 and 1, which a checked build
+ * runs in windows of their own (test/support/checked_windows.h): the one
+ * that hands it out is suspended, its window out of reach, and the read
+ * faults.  A checked build under ASan stops it with ASan's report first,
+ * as it keeps such a local in a fake stack and poisons it.  Given
+ * "elsewhere", the one that uses it is a coroutine of a second schedule,
+ * whose run stacks are all out of reach.
  */
 #include "stale_pointer.h"
 

@@ -1,33 +1,42 @@
 /*
  * A deliberate bug that the checked build (COROUTINE_CHECKED=1) must stop
- * with one line that a user can read, however many coroutines it names:
- * an engine's entities (1,000, or as many as the argument says) all wait
- * in the same function, so the saved slice of each reaches the local that
- * one of them handed main.  The line names the first few and counts the
- * others.
+ * with one line that a user can read: an engine's entities all wait in
+ * the same function, and main reads the local that one of them, the
+ * culprit, handed it.  Each entity runs in a window of its own
+ * (test/support/checked_windows.h): with up to CHECKED_WINDOWS entities,
+ * the line names the culprit alone; beyond, the saved slice of every
+ * entity of its window reaches the local, and the line names the first
+ * four of those and counts the others.
+ *
+ *     entities [ENTITIES [CULPRIT]]   1,000 entities, the culprit 500 by default
+ *     entities sharing N              N entities to a window, the culprit 13
  */
+#include "checked_windows.h"
 #include "stale_pointer.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
-	int entities = argc > 1 ? atoi(argv[1]) : 1000, i;
+	int sharing = argc > 2 && strcmp(argv[1], "sharing") == 0;
+	int entities = sharing ? atoi(argv[2]) * CHECKED_WINDOWS : argc > 1 ? atoi(argv[1]) : 1000;
+	int culprit = sharing ? 13 : argc > 2 ? atoi(argv[2]) : entities / 2, in_window, i;
 	struct handout *h = (struct handout *)calloc((size_t)entities, sizeof *h);
+	char ids[128];
 	end_at_a_fault();
 	struct schedule *S = coroutine_open();
 	for (i = 0; i < entities; i++)
 		coroutine_resume(S, coroutine_new(S, hand_out_deep_local, &h[i]));
-	/* The ids as the line lists them: "0, 1, 2, 3 or 996 others", "0 or 1". */
-	fprintf(stderr, "expect: coroutines 0");
-	for (i = 1; i < entities && i < 4; i++)
-		fprintf(stderr, i + 1 < entities && (i < 3 || entities > 4) ? ", %d" : " or %d", i);
-	if (entities > 4)
-		fprintf(stderr, " or %d other%s", entities - 4, entities == 5 ? "" : "s");
-	fprintf(stderr, " of %d, schedule 0x%llx, slice %ld bytes\n", entities,
-		(unsigned long long)(uintptr_t)S, coroutine_stack_size(S, entities / 2));
+	in_window = ids_sharing_window(ids, sizeof ids, entities, culprit);
+	if (in_window == 1)
+		fprintf(stderr, "expect: coroutine %s", ids);
+	else
+		fprintf(stderr, "expect: coroutines %s of %d", ids, in_window);
+	fprintf(stderr, ", schedule 0x%llx, slice %ld bytes\n", (unsigned long long)(uintptr_t)S,
+		coroutine_stack_size(S, culprit));
 	fflush(stderr);
-	printf("%d\n", *h[entities / 2].local);
+	printf("%d\n", *h[culprit].local);
 	coroutine_close(S);
 	free(h);
 	return 0;

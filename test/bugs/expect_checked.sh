@@ -3,7 +3,8 @@
 # Runs a bug program of the checked build (test/bugs/stale_pointer.h), which
 # prints "expect: coroutine ID, schedule ADDR, slice N bytes" before it
 # breaks the shared-stack rule (or, when the saved slices of several reach
-# the local, "expect: coroutines 0, 1, 2, 3 or 996 others of 1000, ..."),
+# the local, as the line lists them and how many, "expect: coroutines 52,
+# 116, 180, 244 or 11 others of 15, ..."),
 # and ", by coroutine ID" when a coroutine breaks the rule, not main, with
 # " (schedule ADDR)" when it is another schedule's, or ", by another
 # thread".  It succeeds only if the program fails with the checked build's
@@ -34,7 +35,7 @@ expect=$(sed -n 's/^expect: //p' "$log")
 schedule=$(printf '%s\n' "$expect" | sed -n 's/^.*, schedule \(0x[0-9a-f]*\), slice [0-9]* bytes.*/\1/p')
 slice=$(printf '%s\n' "$expect" | sed -n 's/^.*, slice \([0-9]*\) bytes.*/\1/p')
 id=$(printf '%s\n' "$expect" | sed -n 's/^coroutine \([0-9]*\), schedule .*/\1/p')
-# Several: "coroutines 0, 1 or 2 of 3", the line's "coroutine 0, 1 or 2".
+# Several: "coroutines 13, 29 or 45 of 3", the line's "coroutine 13, 29 or 45".
 ids=$(printf '%s\n' "$expect" | sed -n 's/^coroutines \(.*\) of [0-9]*, schedule .*/\1/p')
 count=$(printf '%s\n' "$expect" | sed -n 's/^coroutines .* of \([0-9]*\), schedule .*/\1/p')
 who=$(printf '%s\n' "$expect" | sed -n 's/^.*, by //p')

@@ -26,7 +26,9 @@
 # demo, as CMake and Meson build it (the library the project), prints the
 # original's output and writes trace_page.html's page.  Then: make, CMake
 # and Meson install the same coroutine.pc; README's pkg-config recipes
-# against `make install` into a private prefix; the suite under Ninja
+# against `make install` into a private prefix; the documents' lines for
+# gdb's commands (a RelWithDebInfo build, the scripts where they say), with
+# the library fetched, copied and installed; the suite under Ninja
 # Multi-Config (`ctest -C Release`); CMake builds the
 # shared library with clang; consumers cross-built through the shipped
 # toolchain and cross files (CROSS: aarch64 under qemu-user, mingw under
@@ -358,6 +360,48 @@ private_prefix() {
 	)
 }
 step "make install into a private prefix: README's pkg-config recipes" private_prefix
+
+# The documents' lines for gdb's commands, word for word, from scratch,
+# with the generator for prog: cmake-gdb in a project that fetches the
+# library (README's git recipe); its two lines that build, then
+# cmake-gdb-tree, in a project with a copy of the tree at
+# third_party/coroutine (README's path recipe); cmake-install in a copy of
+# the tree, into <prefix>, then the two lines (with -S the find_package
+# project and its prefix) and cmake-gdb-installed.  Stopped in
+# coroutine_yield, gdb's `info coroutines`, with the script where the
+# lines say it is, must list the generator's schedule: it lists none
+# without the library's debug information.
+gdb_dir=$work/gdb
+lines() { # BLOCK: its lines, with <prefix>, prog and gdb's commands
+	readme "$1" | sed -e "s|<prefix>|$gdb_dir/prefix|g" -e "s|/usr/local\$|$gdb_dir/prefix|" \
+		-e "s|build/prog\$|build/generator -batch -ex 'break coroutine_yield' -ex run -ex 'info coroutines'|"
+}
+build_lines() { lines cmake-gdb | sed '$d'; } # the two lines that configure and build
+run_lines() { # DIR: the lines on stdin, run in DIR (build/ made afresh)
+	cat > "$gdb_dir/lines.sh" && rm -rf "$1/build" &&
+	(cd "$1" && bash -e "$gdb_dir/lines.sh") > "$gdb_dir/out" 2>&1 || { cat "$gdb_dir/out"; return 1; }
+}
+lists_schedule() {
+	grep -q '^schedule 0x[0-9a-f]*: 2 coroutines' "$gdb_dir/out" ||
+		{ cat "$gdb_dir/out"; echo "gdb's info coroutines lists no schedule"; return 1; }
+}
+gdb_fetched() { lines cmake-gdb | run_lines "$work/fetch-git/src" && lists_schedule; }
+gdb_tree() { { build_lines && lines cmake-gdb-tree; } | run_lines "$work/fetch-path/src" && lists_schedule; }
+gdb_installed() {
+	rm -rf "$gdb_dir/coroutine" "$gdb_dir/prefix" && mkdir -p "$gdb_dir/find_package" &&
+	cp -R "$unpacked/coroutine-$version" "$gdb_dir/coroutine" &&
+	lines cmake-install | run_lines "$gdb_dir/coroutine" &&
+	{ build_lines | sed "s|-S \. |-S $consumers/find_package -DCMAKE_PREFIX_PATH=$gdb_dir/prefix |" &&
+		lines cmake-gdb-installed; } | run_lines "$gdb_dir/find_package" && lists_schedule
+}
+if command -v gdb > /dev/null; then
+	mkdir -p "$gdb_dir"
+	step "CMake, RelWithDebInfo: gdb's commands where the documents say (FetchContent from git)" gdb_fetched
+	step "CMake, RelWithDebInfo: gdb's commands where the documents say (a copy of the tree)" gdb_tree
+	step "CMake, RelWithDebInfo: gdb's commands where the documents say (installed)" gdb_installed
+else
+	echo "consumer-test: gdb's commands not tried: no gdb (apt-get install gdb)"
+fi
 
 # The suite under a multi-config generator, where each configuration's
 # programs live in a directory of their own.

@@ -4,8 +4,9 @@
 # selected), then on the core file taken there; and live again, stopped
 # inside the library in the middle of switches.  Each command's output is
 # checked; after them the registers, the run stacks and the selected frame
-# must be as before, and the program, continued, must print what it prints
-# without gdb.
+# must be as before (on the core file, the copy that the commands opened in
+# its place must be the original byte for byte), and the program, continued,
+# must print what it prints without gdb.
 #
 #   gdb_test.sh PROG DIR [-O0]     natively, with gdb
 #   EMULATOR=qemu-aarch64 SYSROOT=/usr/aarch64-linux-gnu gdb_test.sh PROG DIR
@@ -54,7 +55,8 @@ expect_frames() { # view section functions...
 
 # The commands, each after a marker, each run whatever the last one did
 # (a failing command ends a batch gdb's command file); the state (all
-# registers, the run stacks, the selected frame) before and after them.
+# registers, the run stacks, the selected frame, and the core file's bytes)
+# before and after them.
 # On the core file (commands core), those whose path differs there: each
 # view of one opens a patched copy of the core, which takes gdb a second.
 commands() {
@@ -75,6 +77,8 @@ def state():
         S = gdb.parse_and_eval(name)
         stack = bytes(gdb.selected_inferior().read_memory(int(S["stack"]), int(S["top"]) - int(S["stack"])))
         print("run stack of", name, hashlib.sha1(stack).hexdigest())
+    if CORE:  # the one open: the original before the commands, the copy they opened after
+        print("core file", hashlib.sha1(open(core_file_name(), "rb").read()).hexdigest())
     gdb.execute("frame")
 def run(name, command):
     print("@@ " + name, flush=True)
@@ -92,7 +96,16 @@ def exact_place():
     print("size %d, shallow %d, deep one %d bytes further" % (size, lib.shallow_slice, (bottom - start) & (lib.slice_align - 1)))
 caller_saved = "rax" if gdb.selected_inferior().architecture().name() == "i386:x86-64" else "x0"
 resuming = ["next", "n", "step", "stepi", "nexti", "finish", "continue", "until", "advance", "jump", "signal",
-            "return", "run", "kill", "detach", "thread apply all next"]
+            "reverse-continue", "return", "run", "kill", "detach", "quit", "thread apply all next"]
+def users_hook():
+    """A hook-next of the user's own, kept after ours."""
+    gdb.execute("define hook-next\necho the user's own hook\\n\nend")
+    gdb.execute("coroutine apply game 2 print n", to_string=True)
+    gdb.execute("show user hook-next")
+def call_no_hook_sees():
+    """A call in a command of the user's own (if is no command: no hook)."""
+    gdb.execute("define probe_if\nif probe(1) != 0\nend\nend")
+    gdb.execute("coroutine apply game 2 with may-call-functions on -- with may-write-memory on -- probe_if")
 for name, command in [
         ("before", state),
         ("info", "info coroutines"),
@@ -117,6 +130,8 @@ for name, command in [
         ("all", "coroutine apply all -s -q print mine"),
         ("allbt", "coroutine apply game all bt 1"),
         ("list", "coroutine apply game 2 4-5 -q print $pc"),
+        ("single", "coroutine apply game 2-2 print n"),
+        ("silent", "coroutine apply game all -s frame apply all -s print mine"),
         ("continuing", "coroutine apply game 0 2 -c print n"),
         ("stopping", "coroutine apply game 0 2 print n"),
         ("failing", "coroutine apply game 0 print no_such_variable"),
@@ -130,6 +145,7 @@ for name, command in [
         ("python", "coroutine apply game 2 python gdb.execute('next')")] + \
         [("resume " + c, "coroutine apply game 2 " + c + {"advance": " stop_here", "jump": " *$pc", "signal": " 0"}.get(c, "")) for c in resuming] + [
         ("runningresume", "coroutine apply game 3 next"),
+        ("userhook", users_hook),
         ("empty", "coroutine bt game 7"),
         ("range", "coroutine bt game 99"),
         ("which", "coroutine bt 0"),
@@ -141,6 +157,9 @@ for name, command in [
         # The running coroutine's frames are the thread's: a call runs
         # below them, as in any thread (after "after": it writes there).
         ("runningcall", "coroutine apply game 3 print probe(2)"),
+        # A call that no hook refuses runs over the run stack: said, and
+        # the run stack put back (after "after": it writes below it).
+        ("nohook", call_no_hook_sees),
         ("end", "echo")]:
     if not CORE or name in CORE_NAMES:
         run(name, command)
@@ -154,7 +173,7 @@ check_view() { # view
 	section "$v" after > "$dir/$v.after"
 	grep -q "^run stack" "$dir/$v.before" || fail "$v" "no state before the commands"
 	grep -q "^#1 " "$dir/$v.before" || fail "$v" "frame #1 was not selected before the commands"
-	cmp -s "$dir/$v.before" "$dir/$v.after" || fail "$v" "registers, run stacks or frame changed: diff $dir/$v.before $dir/$v.after"
+	cmp -s "$dir/$v.before" "$dir/$v.after" || fail "$v" "registers, run stacks, frame or core file changed: diff $dir/$v.before $dir/$v.after"
 	expect "$v" info '^ +0 +suspended +[0-9]+ +deep_walker +descend \(waiting\.c:[0-9]+\)$'
 	expect "$v" info '^ +1 +never started +0 +never_started +-$'
 	expect "$v" info '^ +2 +suspended +[0-9]+ +shallow_waiter +shallow_waiter \(waiting\.c:[0-9]+\)$'
@@ -205,6 +224,9 @@ check_view() { # view
 	expect "$v" allbt '^coroutine 1 has not started: it will start in never_started$'
 	! ran "$v" list || [ "$(section "$v" list | sed -n 's/.*<\([a-z_]*\)+[0-9]*>$/\1/p' | tr '\n' ' ')" = "shallow_waiter sum_after_yield exact_waiter " ] ||
 		fail "$v" "coroutine apply game 2 4-5 does not run among coroutines 2, 4 and 5"
+	expect "$v" single '^\$[0-9]+ = 13$'
+	! ran "$v" silent || [ "$(section "$v" silent | sed -n 's/^Coroutine \([0-9]*\) (.*):$/\1/p' | tr '\n' ' ')" = "0 6 " ] ||
+		fail "$v" "coroutine apply -s prints the header of a coroutine whose command printed nothing (only 0 and 6 have a mine)"
 	expect "$v" continuing '^No symbol "n" in current context\.$'
 	expect "$v" continuing '^\$[0-9]+ = 13$'
 	expect "$v" stopping '^No symbol "n" in current context\.$'
@@ -216,21 +238,24 @@ check_view() { # view
 	expect "$v" callcommand '^coroutine apply: call probe\(1\) would call a function in the program, over the run stack.s bytes: refused'
 	expect "$v" write '^coroutine apply: print block\[0\] = 1 would write to the program: refused'
 	expect "$v" inplace '^coroutine apply: print x = 5 would write to the program: refused'  # the run stack's owner's, in place
-	for c in next step stepi nexti finish continue until advance jump signal; do
+	for c in next step stepi nexti finish continue until advance jump signal reverse-continue; do
 		expect "$v" "resume $c" "^coroutine apply: $c would resume the program and run coroutine 2 outside the library: refused"
 	done
 	expect "$v" "resume n" '^coroutine apply: next would resume the program'  # an alias, refused as its command
 	expect "$v" "resume return" '^coroutine apply: return would pop frames of coroutine 2: refused'
-	for c in run kill detach; do
+	for c in run kill detach quit; do
 		expect "$v" "resume $c" "^coroutine apply: $c would end, leave or change the program with coroutine 2's frames in place: refused"
 	done
 	expect "$v" "resume thread apply all next" '^coroutine apply: next would resume the program'
 	expect "$v" python '^gdb.error: coroutine apply: next would resume the program'
 	expect "$v" runningresume '^coroutine apply: next would resume the program and run coroutine 3 outside the library: refused'
 	expect "$v" nested '^info coroutines: not inside coroutine apply \(coroutine 2.s frames are in place\)$'
+	! ran "$v" userhook || section "$v" userhook | tr '\n' ' ' | grep -q 'coroutine_refuses("next").*the user.s own hook' ||
+		fail "$v" "the user's own hook-next is not kept after ours"
 	if [ "$v" = live ]; then
 		expect "$v" register '^coroutine apply: set var \$(rax|x0) = 1 wrote to register (rax|x0): undone'
 		expect "$v" runningcall '^\$[0-9]+ = -?[0-9]+$'
+		expect "$v" nohook "^coroutine apply: with may-call-functions on -- with may-write-memory on -- probe_if called a function in the program among coroutine 2's frames: the run stack and the registers are put back"
 	else
 		expect "$v" register "^You can't do that without a process to debug\.$"
 		expect "$v" runningcall "^You can't do that without a process to debug\.$"

@@ -100,6 +100,7 @@ outerlocal coroutine apply outer 0 p outer_local
 all coroutine apply all -s -q p mine
 allbt coroutine apply game all bt 1
 list coroutine apply game 2 4-5 -q frame info
+single coroutine apply game 2-2 p n
 continuing coroutine apply game 0 2 -c p n
 failing coroutine apply game 0 p no_such_variable
 call coroutine apply game 2 p probe(1)
@@ -107,6 +108,8 @@ write coroutine apply game 4 p block[0] = 1
 inplace coroutine apply other 0 p x = 5
 register coroutine apply game 2 script lldb.debugger.GetSelectedTarget().GetProcess().GetSelectedThread().GetFrameAtIndex(0).FindRegister('rax').SetValueFromCString('1')
 registercommand coroutine apply game 2 register write rax 1
+memorywrite coroutine apply game 2 memory write \$sp 0
+stepped coroutine apply game 2 script lldb.debugger.GetSelectedTarget().GetProcess().GetSelectedThread().StepInstruction(False)
 nested coroutine apply game 2 coroutine info
 empty coroutine bt game 7
 range coroutine bt game 99
@@ -122,6 +125,7 @@ finish
 thread step-over
 process continue
 j 70
+thread until 70
 thread return
 process kill
 detach
@@ -172,6 +176,7 @@ expect $v outerlocal ' = 37$'
 	fail $v "coroutine apply game all does not go through coroutines 0 to 6"
 [ "$(section $v list | sed -n 's/^frame #[0-9]*: .*`\([a-z_]*\)(.*/\1/p' | tr '\n' ' ')" = "shallow_waiter sum_after_yield exact_waiter " ] ||
 	fail $v "coroutine apply game 2 4-5 does not run among coroutines 2, 4 and 5"
+expect $v single ' = 13$'
 expect $v continuing "undeclared identifier 'n'"
 expect $v continuing ' = 13$'
 expect $v failing "^error: use of undeclared identifier 'no_such_variable'$"
@@ -180,9 +185,11 @@ expect $v write '^error: coroutine apply: p block\[0\] = 1 wrote to its frames: 
 expect $v inplace '^error: coroutine apply: p x = 5 wrote to its frames: undone'  # the run stack's owner's, in place
 expect $v register '^error: coroutine apply: script .* wrote to rax'
 expect $v registercommand '^error: coroutine apply: register write rax 1 would write to the program: refused \(coroutine 2.s frames are a copy'
+expect $v memorywrite '^error: coroutine apply: memory write \$sp 0 would write to the program: refused \(coroutine 2.s frames are a copy'
+expect $v stepped "^error: coroutine apply: script .*StepInstruction\\(False\\) ran the program with coroutine 2's frames in place"
 
 expect $v nested '^error: not inside coroutine apply \(coroutine 2.s frames are in place\)$'
-for c in n s c finish 'thread step-over' 'process continue' 'j 70'; do
+for c in n s c finish 'thread step-over' 'process continue' 'j 70' 'thread until 70'; do
 	expect $v "resume $c" "^error: coroutine apply: $c would resume the program and run coroutine 2 outside the library: refused"
 done
 expect $v "resume thread return" '^error: coroutine apply: thread return would pop frames of coroutine 2: refused'

@@ -23,7 +23,7 @@ break game.c:10 if now == 1 && t == 5
 run > /dev/null
 info coroutines
 coroutine bt 0
-coroutine apply 0 frame apply level 1 print hp
+coroutine apply 0 frame apply all -s print hp
 coroutine apply all -q print t
 coroutine apply 0 print &t
 print &t

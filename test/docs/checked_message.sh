@@ -24,7 +24,7 @@ placeholders() { sed -e 's/schedule 0x[0-9a-f]*/schedule ADDRESS/' -e 's/(top-[0
 # build DIR BLOCK: DIR holds the program and the library; BLOCK's lines run there.
 build() {
 	mkdir -p "$1"
-	cp "$work/$name.c" coroutine.h coroutine.cpp "$1/" && block "$2" > "$1/build.sh" || exit 1
+	cp "$work/$name.c" coroutine.h coroutine.cpp coroutine_checked.h "$1/" && block "$2" > "$1/build.sh" || exit 1
 }
 
 rm -rf "$work"

@@ -3,22 +3,33 @@
 # its file exists (relative to the document's directory), and its anchor
 # (#...), in that file or the document itself, is a heading's, as GitHub
 # names them (lower case, punctuation dropped, spaces as -, a repeated
-# heading's anchor numbered -1, -2, ...).  Links to other sites are not
-# followed.  Run by `make test` (readme-check), from the source root.
+# heading's anchor numbered -1, -2, ...; a heading's closing #s are not
+# part of it).  Links in code spans and in fenced or indented code blocks
+# are not links.  Links to other sites are not followed.  Run by
+# `make test` (readme-check), from the source root.
 #
 #     test/docs/links.sh [DOCUMENT...]
 #
-# Prints a line per broken link, and fails if there is one.
+# Prints a line per broken link, and fails if there is one, or if the
+# documents have no relative link at all (the check would be reading
+# nothing).
 [ $# -gt 0 ] || set -- README.md docs/*.md
 for doc in "$@"; do [ -f "$doc" ] || { echo "links.sh: no file $doc"; exit 1; }; done
-# The documents' anchors, as "FILE#anchor" lines, for every Markdown file
-# a link may lead to: the documents and what they link to.
-anchors() {
-	awk '
-		FNR == 1 { fenced = 0; delete seen }
-		/^ *```/ { fenced = !fenced; next }
-		fenced || !/^#+ / { next }
-		{
+# markdown anchors|links FILE...: the files' headings' anchors, as
+# "FILE#anchor" lines, or their relative links, as "FILE LINE TARGET"
+# lines; code blocks hold neither.
+markdown() {
+	want=$1
+	shift
+	awk -v want="$want" '
+		FNR == 1 { fence = ""; delete seen }
+		# A fenced block, from ``` or ~~~ to a line that begins with the same.
+		{ opening = $0; sub(/^ */, "", opening); opening = substr(opening, 1, 3) }
+		fence != "" { if (opening == fence) fence = ""; next }
+		opening == "```" || opening == "~~~" { fence = opening; next }
+		# An indented block.
+		/^(    |\t)/ { next }
+		want == "anchors" && /^#+ / {
 			a = $0
 			sub(/^#+ +/, "", a); sub(/ +#* *$/, "", a)
 			a = tolower(a)
@@ -26,15 +37,8 @@ anchors() {
 			gsub(/ /, "-", a)
 			n = seen[a]++
 			print FILENAME "#" (n ? a "-" n : a)
-		}' "$@"
-}
-# The relative links, as "DOCUMENT LINE TARGET" lines.
-links() {
-	awk '
-		FNR == 1 { fenced = 0 }
-		/^ *```/ { fenced = !fenced; next }
-		fenced || /^    / { next }
-		{
+		}
+		want == "links" {
 			line = $0
 			gsub(/`[^`]*`/, "", line)  # code spans hold no links
 			while (match(line, /\]\([^) ]+\)/)) {
@@ -47,15 +51,15 @@ links() {
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
 # The Markdown files linked to, with the documents, normalised (a/../b is b).
-links "$@" | while read -r doc line target; do
+markdown links "$@" | while read -r doc line target; do
 	path=${target%%#*}
 	[ -n "$path" ] && echo "$(dirname "$doc")/$path" || echo "$doc"
 done | sed 's|^\./||; s|[^/]*/\.\./||g' | grep '\.md$' | sort -u > "$list"
 known=$( { printf '%s\n' "$@"; cat "$list"; } | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 # shellcheck disable=SC2086 # one word per file
-all_anchors=$(anchors $known)
+all_anchors=$(markdown anchors $known)
 broken=0
-links "$@" > "$list"
+markdown links "$@" > "$list"
 while read -r doc line target; do
 	path=${target%%#*}
 	anchor=
@@ -68,9 +72,17 @@ while read -r doc line target; do
 	if [ ! -e "$file" ]; then
 		echo "$doc:$line: link to $target: no file $file"
 		broken=$((broken + 1))
-	elif [ -n "$anchor" ] && ! printf '%s\n' "$all_anchors" | grep -qxF "$file#$anchor"; then
-		echo "$doc:$line: link to $target: $file has no heading with the anchor #$anchor"
-		broken=$((broken + 1))
+	elif [ -n "$anchor" ]; then
+		case "
+$all_anchors
+" in
+		*"
+$file#$anchor
+"*) ;;
+		*)
+			echo "$doc:$line: link to $target: $file has no heading with the anchor #$anchor"
+			broken=$((broken + 1)) ;;
+		esac
 	fi
 done < "$list"
 n=$(wc -l < "$list")

@@ -47,6 +47,8 @@ table() {
 				what = what ": the entry'"'"'s caller, none of it in the slice: what `makecontext` put above the entry'"'"'s return address (a null word and padding) lies above the top (see `TOP_ROOM`)"
 			else if (name ~ /^makecontext.s start routine/)
 				what = what ": the entry, what `makecontext` put at the top: a return address into libc'"'"'s start routine (glibc'"'"'s `__start_context`, a local symbol, which gdb names `??`), where `run_coroutine_ucontext` would return if it ever did, and a null word"
+			else if (name == "coroutine_start_context" && bytes == 0)
+				what = what ": the entry'"'"'s caller, none of it in the slice: the library'"'"'s start, which `makecontext` runs, and whose frame leads on to the resumer'"'"'s while the coroutine runs (see [The link to the resumer](#the-link-to-the-resumer))"
 			else if (name ~ /^run_coroutine/)
 				what = what ": the library'"'"'s entry, which calls the coroutine'"'"'s function"
 			else if (name == "foo")

@@ -93,7 +93,7 @@ tar xzf "$tarball" -C "$work/docs" "$top/README.md" "$top/docs" || exit 1
 		if (!(first in top))
 			return
 		named++
-		if (w ~ /[<*]/) {
+		if (w ~ /[<*[]/) {	# a pattern: <name>, * or a class such as [ch]
 			pattern = w
 			gsub(/\./, "\\.", pattern)
 			gsub(/<[^>]*>|\*/, "[^/]*", pattern)

@@ -8,8 +8,11 @@
 # says at that step (`main --trace` for the demo, `main --trace=trees` for
 # the second, `main --trace=clone` for the third): the step count, the
 # step's line, what the program printed, the frames on the run stack and in
-# both heap copies with their bytes, the bytes that moved, and in the clone
-# walkthrough each heap copy's fingerprint.  And what a learner needs
+# both heap copies with their bytes, the bytes that moved, in the clone
+# walkthrough each heap copy's fingerprint and the value of path the trace
+# read in its bytes (and in those on the run stack), and in the demo how
+# far each heap copy's coroutine has counted (the number it printed last).
+# And what a learner needs
 # beside it: the heap copy drawn at its block's size (the deepest slice so
 # far: a block never shrinks), one scale for every walkthrough, a first
 # run drawing the frames the coroutine starts with (the library's entry,
@@ -31,11 +34,15 @@
 # has a fingerprint of its own, neither the one they shared.
 #
 # Every step must show its run stack, heap copies and caption without
-# scrolling, and the legend must open beside the step and close on it
-# (trace_page.js measures them); so must the steps of a copy of the page
-# given a third coroutine (a third heap copy and tree), as a walkthrough
-# with a clone of both coroutines would need.  Screenshots of every step, and
-# where each step's parts end (heights.txt), are left in OUT.
+# scrolling, with no text under 12 pixels and no two texts overlapping,
+# and the legend must open beside the step, over no part of it, and close
+# on it (trace_page.js measures them); so must the steps of a copy of the
+# page given a third coroutine (a third heap copy and tree), as a
+# walkthrough with a clone of both coroutines would need.  Each of these
+# checks, and those of the values drawn, is fed a copy of the page with the
+# bug it is there for, and must report it.  Screenshots of every step, and
+# where each step's parts end, the smallest text and the legend's and heap
+# copies' boxes (heights.txt), are left in OUT.
 #
 #   test/docs/trace_page.sh MAIN OUT
 set -euo pipefail
@@ -66,20 +73,31 @@ fi
 # the original's if its bytes are still there; none at a first run or a
 # return), "copy0 NAME|BYTES" and "copy1 ..." for the frames each heap copy
 # holds (its coroutine's last yield's, a clone's those of the coroutine it
-# was copied from; none once freed), "sum0 HEX" and "sum1 HEX" for the
-# fingerprints of the heap copies' bytes where the trace gives them (the
-# clone walkthrough), and "said LINE" for each line the program printed
-# since the step before (the last step also gets what it printed after).
-# Frames are listed top first.
+# was copied from; none once freed), "bytes0 A" and "bytes1 B" for the
+# heap copies' bytes, named by their fingerprints where the trace gives
+# them (the clone walkthrough), "local-run NAME = VALUE", "local0 NAME =
+# VALUE" and "local1 ..." for the local the trace reads in the bytes on the
+# run stack and in each heap copy (path, in the clone walkthrough), "count0
+# N" and "count1 N" for the number each heap copy's coroutine printed last
+# (given COUNTS 1: the demo), and "said LINE" for each line the program
+# printed since the step before (the last step also gets what it printed
+# after).  Frames are listed top first.
+#
+#   steps_of TRACE [COUNTS]
 steps_of() {
-	awk '
-		function flush(   i, c) {
+	awk -v counts="${2:-0}" '
+		function flush(   i, c, p) {
 			if (line == "")
 				return
 			print line
 			for (i = 0; i < n; i++) print "  run " f[i]
 			for (c = 0; c < 2; c++) for (i = 0; i < last_n[c]; i++) print "  copy" c " " last[c, i]
 			for (c = 0; c < 2; c++) if (sum[c] ~ /^[0-9a-f]+$/) print "  bytes" c " " letter[sum[c]]
+			if (n > 0 && value[id] ~ /^-?[0-9]+$/) print "  local-run " local " = " value[id]
+			for (c = 0; c < 2; c++) if (last_n[c] > 0 && value[c] ~ /^-?[0-9]+$/) print "  local" c " " local " = " value[c]
+			for (i = 0; i < nsaid_step; i++)
+				if (split(said_step[i], p, / : /) == 2 && p[1] ~ /^coroutine [0-9]+$/) printed[substr(p[1], 11)] = p[2]
+			for (c = 0; c < 2; c++) if (counts && held[c] && (c in printed)) print "  count" c " " printed[c]
 			for (i = 0; i < nsaid_step; i++) print "  said " said_step[i]
 		}
 		BEGIN { owner = -1 }
@@ -90,14 +108,21 @@ steps_of() {
 			line = substr($0, 3); n = 0
 			split(line, w, /[ :]+/); id = w[2]
 			if (line ~ /^resume/ && line !~ /first run/) { n = last_n[id]; for (i = 0; i < n; i++) f[i] = last[id, i] }
-			if (line ~ /returned/) { last_n[id] = 0; owner = -1 }
+			if (line ~ /returned/) { last_n[id] = 0; owner = -1; held[id] = 0 }
 			if (line ~ /^clone/) {
 				if (owner == id) { n = last_n[id]; for (i = 0; i < n; i++) f[i] = last[id, i] }
 				copy = line; sub(/.* to coroutine /, "", copy); sub(/[^0-9].*/, "", copy)
 				last_n[copy] = last_n[id]; for (i = 0; i < last_n[id]; i++) last[copy, i] = last[id, i]
+				held[copy] = 1
 			}
 			yielding = line ~ /^yield/
-			if (yielding) { last_n[id] = 0; owner = id }
+			if (yielding) { last_n[id] = 0; owner = id; held[id] = 1 }
+			next
+		}
+		# the local the trace reads in every slice, in each heap copy
+		/^       heap copies. [^ ]+ \(at top-[0-9]+/ {
+			local = $3
+			for (c = 0; c < 2; c++) { s = $0; sub(".* coroutine " c " ", "", s); sub(/,.*/, "", s); value[c] = s }
 			next
 		}
 		# the bytes named A, B, ... in the order their fingerprints appear
@@ -129,13 +154,17 @@ drawn() {
 		sed 's/.*data-copy="\([01]\)" data-name="\([^"]*\)" data-bytes="\([0-9]*\)"/  copy\1 \2|\3/' | unescape
 	{ grep -o 'class="heap" data-id="[01]"[^>]*data-sum="[A-Z]*"' || true; } < "$d" |
 		sed 's/.*data-id="\([01]\)".*data-sum="\([A-Z]*\)"/  bytes\1 \2/'
+	{ grep -o '<small class="value" data-where="[a-z0-9]*">[^<]*</small>' || true; } < "$d" |
+		sed 's|.*data-where="copy\([0-9]\)">\(.*\)</small>|  local\1 \2|; s|.*data-where="run">\(.*\)</small>|  local-run \1|'
+	{ grep -o '<small class="count" data-copy="[01]"><b>[^<]* = [^<]*</b>' || true; } < "$d" |
+		sed 's|.*data-copy="\([01]\)"><b>[^<]* = \(.*\)</b>|  count\1 \2|'
 	{ grep -o '<div class="said-line">[^<]*</div>' || true; } < "$d" |
 		sed 's|<div class="said-line">\(.*\)</div>|  said \1|' | unescape
 }
 
 declare -A nsteps
 for w in 1 2 3; do
-	steps_of "$out/trace-$w.txt" > "$out/steps-$w.txt"
+	steps_of "$out/trace-$w.txt" "$([ "$w" = 1 ] && echo 1 || echo 0)" > "$out/steps-$w.txt"
 	nsteps[$w]=$(grep -c -v '^  ' "$out/steps-$w.txt")
 	[ "${nsteps[$w]}" -gt 0 ] || fail "no steps in trace-$w.txt"
 done
@@ -247,11 +276,12 @@ esac
 # step with the most frames of each walkthrough; and a copy of the page
 # with two more walkthroughs, the first two's steps with a third coroutine
 # whose heap copy and tree are coroutine 0's, at every step and with the
-# legend.
+# legend; and copies of the page with a bug planted, each at a step where
+# its check must report it.
 perl -0pe '
 	# two more tabs, and the words of the first two for them
 	s{^(<a id="walk-3".*\n)}{$1<a id="walk-4" href="#walk=4">4</a>\n<a id="walk-5" href="#walk=5">5</a>\n}m;
-	s{^(<p class="about" id="about-1">.*?</p>\n)(<p class="about" id="about-2">.*?</p>\n)}{
+	s{^(<p class="about" id="about-1"[^>]*>.*?</p>\n)(<p class="about" id="about-2">.*?</p>\n)}{
 		my ($one, $two) = ($1, $2); my ($four, $five) = ($one, $two);
 		$four =~ s/about-1/about-4/; $five =~ s/about-2/about-5/; "$one$two$four$five" }mse;
 	# the same steps, with a third coroutine: a copy of coroutine 0
@@ -261,11 +291,20 @@ perl -0pe '
 ' "$page" > "$out/three.html"
 [ "$(grep -c 'id="walk-[45]"\|id="about-[45]"\|walkthroughs.push(c)' "$out/three.html")" = 5 ] ||
 	fail "cannot make the page with a third coroutine ($out/three.html)"
+# plant NAME PERL-SUBSTITUTION: a copy of the page with a bug, OUT/planted-NAME.html.
+plant() {
+	perl -0pe "$2" "$page" > "$out/planted-$1.html"
+	! cmp -s "$page" "$out/planted-$1.html" || fail "cannot plant a bug in the page: $2"
+}
+plant legend 's/(<\/style>)/#legend.on { position: fixed; right: 12px; top: 200px; width: 420px; }\n$1/' # over the heap copies
+plant small 's/(\.label small \{ display: block; font-size: )var\(--small\)/${1}11px/' # the frames' details at 11 pixels
+plant overlap 's/#zoom \{ padding-left: 40px; \}//' # the run stack's heading over the whole run stack's
+plant values 's/text: s\.values\[id\]/text: s.values[1 - id]/; s/count \+ " = " \+ s\.at\[id\]/count + " = " + s.at[1 - id]/'
 deepest() { awk '!/^  / { k++ } /^  run / { n[k]++ } END { for (i in n) if (n[i] > m) { m = n[i]; s = i } print s }' "$out/steps-$1.txt"; }
 {
 	for w in 1 2 3; do
 		for k in $(seq 1 "${nsteps[$w]}"); do echo "walk-$w-step-$k $page walk=$w&step=$k"; done
-		for k in 1 3 "$(deepest "$w")"; do echo "walk-$w-step-$k-legend $page walk=$w&step=$k legend"; done
+		for k in $(printf '%s\n' 1 3 "$(deepest "$w")" | sort -un); do echo "walk-$w-step-$k-legend $page walk=$w&step=$k legend"; done
 		echo "walk-$w-next $page walk=$w&step=4&next=1"
 		echo "walk-$w-last $page walk=$w&step=1&next=$((nsteps[$w] + 3))"
 		[ "$w" = 3 ] && continue
@@ -273,12 +312,24 @@ deepest() { awk '!/^  / { k++ } /^  run / { n[k]++ } END { for (i in n) if (n[i]
 		echo "three-$((w + 3))-step-$(deepest "$w")-legend $out/three.html walk=$((w + 3))&step=$(deepest "$w") legend"
 	done
 	echo "no-walk $page step=3"
+	echo "plant-legend $out/planted-legend.html walk=2&step=$(deepest 2) legend planted=lies_over_heaps"
+	echo "plant-small $out/planted-small.html walk=1&step=2 planted=a_text_under_12_pixels"
+	echo "plant-overlap $out/planted-overlap.html walk=1&step=2 planted=texts_overlap"
+	echo "plant-path $out/planted-values.html walk=3&step=5"
+	echo "plant-count $out/planted-values.html walk=1&step=4"
 } > "$out/visits.txt"
 node "$here/trace_page.js" "$out" < "$out/visits.txt" > "$out/heights.txt" ||
 	fail "in Chromium, at 1,024 x 768 (above; where each step's parts end: $out/heights.txt)"
-grep -h '^walk-[123]-step-[0-9]* ' "$out/heights.txt" | sed 's/^[^ ]* //' |
-	awk '{ b = 0; for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/ && $(i - 1) != "step") { v = $i + 0; if (v > b) b = v } }
-		b > m { m = b; s = $0 } END { print "trace page: every step fits; the lowest part ends " m " pixels down (" s ")" }'
+# The tightest visit of each walkthrough, without and with the legend:
+# the lowest part of the step, then the heap copies'.
+for w in 1 2 3; do
+	for legend in "" -legend; do
+		awk -v w="$w" -v legend="$legend" '$1 ~ "^walk-" w "-step-[0-9]+" legend "$" {
+			for (i = 1; i < NF; i++) if ($i == "lowest" || $i == "copies") v[$i] = $(i + 1) + 0
+			if (v["lowest"] * 1000 + v["copies"] > m) { m = v["lowest"] * 1000 + v["copies"]; s = $0 } }
+			END { print "trace page: the tightest step" (legend ? " with the legend" : "") ": " s }' "$out/heights.txt"
+	done
+done
 
 # ---- What the page draws at each step, against the trace ---------------------
 # What the trace says at step k (1-based) of walkthrough w.
@@ -406,6 +457,16 @@ for w in 1 2 3; do
 done
 check_step 1 no-walk 3
 echo "trace page: every step of the three walkthroughs draws what the trace says (${nsteps[1]}, ${nsteps[2]} and ${nsteps[3]} steps)"
+# A page that draws each heap copy's value from the other one: path in
+# the clone walkthrough, the count in the demo.
+for planted in "3 plant-path 5 path" "1 plant-count 4 count"; do
+	read -r w name k what <<< "$planted"
+	if (check_step "$w" "$name" "$k") 2> "$out/$name.txt"; then fail "$name: a wrong $what drawn is not reported"; fi
+	grep -q "^trace page: $name: step $k draws" "$out/$name.txt" ||
+		fail "$name: a wrong $what drawn is reported as another fault: $(cat "$out/$name.txt")"
+done
+echo "trace page: the checks report the bugs planted for them (the legend over the heap copies, text at 11 pixels," \
+	"two texts overlapping, a wrong path and a wrong count drawn)"
 
 # The saved registers a frame names are the function's: on x86_64, the
 # registers its prologue pushes before its first call, in the program's

@@ -1,10 +1,10 @@
 /*
  * oom_host.c - lua_host (examples/lua_host.c, included whole, its main
  * renamed) whose allocations fail on demand, for the cases of test/lua/
- * that run out of memory.  mk/lua.mk links it with --wrap for malloc,
- * calloc, realloc (so the library's and the host's calls come here, not
- * Lua's, which its own allocator below serves), luaL_openlibs and
- * coroutine_new.
+ * that run out of memory.  mk/lua.mk links it with lua_scripts.o and --wrap
+ * for malloc, calloc, realloc (so the library's and lua_scripts.c's calls
+ * come here, not Lua's, which its own allocator below serves),
+ * luaL_openlibs and coroutine_new.
  *
  *     oom_host [--refuse-new=K] SCRIPT...
  *
@@ -14,13 +14,16 @@
  *
  *     lua_out_of_memory(on)          while on, Lua's allocator grows nothing
  *     refuse_library_allocations(n)  the next n allocations of the library
- *                                    (and of the host's own C code) fail
+ *                                    (and of lua_scripts.c's) fail
  *     refused_library_allocations()  how many have failed so far
  */
 #define main lua_host_main
 #include "../../examples/lua_host.c"
 #undef main
 
+#include "coroutine.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 void *__real_malloc(size_t size);
@@ -109,7 +112,7 @@ static int refused_library_allocations(lua_State *L)
 	return 1;
 }
 
-/* open_host opens Lua's libraries once the state is made: then the state
+/* lua_host opens Lua's libraries once the state is made: then the state
  * takes the allocator above, and the scripts' globals the functions. */
 void __wrap_luaL_openlibs(lua_State *L)
 {

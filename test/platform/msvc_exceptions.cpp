@@ -22,8 +22,13 @@
  *   - coroutine_delete runs the destructors on a suspended coroutine's
  *     frames, innermost first, inside a handler too, where main's
  *     exception stays main's; its unwinding enters no catch (...) (an
- *     unwinding on this ABI runs destructors only); coroutine_close
- *     deletes the suspended coroutines.
+ *     unwinding on this ABI runs destructors only), not even one that
+ *     would swallow it; a destructor that waits leaves the coroutine to
+ *     be freed, and one that deletes other coroutines (an entity's
+ *     children) has them ended before the delete returns; a wait below a
+ *     noexcept function is unwound up to it, and one in a destructor that
+ *     a throw runs is freed, nothing run again; coroutine_close deletes
+ *     the suspended coroutines.
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
@@ -447,18 +452,38 @@ static void three_frames(struct schedule *S, void *ud)
 	middle_frame(S);
 }
 
-static const char *delete_runs_destructors_innermost_first(void)
+static void count_starts(struct schedule *S, void *ud)
 {
+	(void)S;
+	++*(int *)ud;
+}
+
+/* Runs f's coroutine, alone in a new schedule, to its first wait and
+ * deletes it there, then starts another: NULL if the slot was emptied and
+ * the other started, else what went wrong.  destroyed holds what the
+ * delete destroyed. */
+static const char *delete_at_first_wait(coroutine_func f)
+{
+	int starts = 0;
 	struct schedule *S = coroutine_open();
-	int id = coroutine_new(S, three_frames, NULL);
+	int id = coroutine_new(S, f, NULL);
 	coroutine_resume(S, id);
 	memset(destroyed, 0, sizeof destroyed);
 	coroutine_delete(S, id);
 	int status = coroutine_status(S, id);
+	coroutine_resume(S, coroutine_new(S, count_starts, &starts));
 	coroutine_close(S);
-	if (strcmp(destroyed, "bamo") != 0)
+	if (status != COROUTINE_DEAD)
+		return "the deleted coroutine's slot was not emptied";
+	return starts == 1 ? NULL : "the next coroutine did not start";
+}
+
+static const char *delete_runs_destructors_innermost_first(void)
+{
+	const char *why = delete_at_first_wait(three_frames);
+	if (why == NULL && strcmp(destroyed, "bamo") != 0)
 		return "the destructors did not run once each, innermost first";
-	return status == COROUTINE_DEAD ? NULL : "the deleted coroutine's slot was not emptied";
+	return why;
 }
 
 /* Waits in its handler.  (Under wine, vcruntime does not run the
@@ -495,6 +520,12 @@ static const char *delete_in_a_handler_keeps_mains_exception(void)
 	return seen_by_main == 1 ? NULL : "main's `throw;` did not rethrow main's exception after the delete";
 }
 
+/* A catch (...) around the wait that rethrows, or that would swallow the
+ * unwinding (as code written for a thread's cancellation swallows what is
+ * not abi::__forced_unwind): it is entered in neither case, and the
+ * unwinding goes on to the end. */
+static bool handler_rethrows;
+
 static void catch_all_around_a_yield(struct schedule *S, void *ud)
 {
 	(void)ud;
@@ -504,19 +535,139 @@ static void catch_all_around_a_yield(struct schedule *S, void *ud)
 		coroutine_yield(S);
 	} catch (...) {
 		noted in_handler = { 'h' };
-		throw;
+		if (handler_rethrows)
+			throw;
 	}
 }
 
-static const char *delete_enters_no_catch_all(void)
+static const char *delete_enters_no_catch_all(bool rethrows)
+{
+	handler_rethrows = rethrows;
+	const char *why = delete_at_first_wait(catch_all_around_a_yield);
+	if (why == NULL && strcmp(destroyed, "io") != 0)
+		return "not the destructors inside then outside the try, and no handler";
+	return why;
+}
+
+/* A destructor that waits during the unwinding: the coroutine is freed
+ * there, the objects outside it never destroyed. */
+struct waits_when_destroyed {
+	struct schedule *S;
+	~waits_when_destroyed()
+	{
+		size_t n = strlen(destroyed);
+		destroyed[n] = 'w';
+		coroutine_yield(S);
+		destroyed[n + 1] = 'b';
+	}
+};
+
+static void wait_with_a_destructor_that_waits(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted outside = { 'o' };
+	waits_when_destroyed w = { S };
+	noted inside = { 'i' };
+	coroutine_yield(S);
+}
+
+static const char *destructor_that_waits_leaves_its_coroutine_to_be_freed(void)
+{
+	const char *why = delete_at_first_wait(wait_with_a_destructor_that_waits);
+	if (why == NULL && strcmp(destroyed, "iw") != 0)
+		return "not the destructor inside, then the one that waits, alone";
+	return why;
+}
+
+/* A wait below a noexcept function: the delete unwinds the frames below
+ * it, and the coroutine ends there (std::terminate, which the library
+ * handles while it unwinds); the frames above are not unwound. */
+static __declspec(noinline) void wait_below(struct schedule *S)
+{
+	noted below = { 'b' };
+	coroutine_yield(S);
+}
+
+static __declspec(noinline) void call_without_exceptions(struct schedule *S) noexcept
+{
+	wait_below(S);
+}
+
+static void wait_below_a_noexcept_function(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted above = { 'a' };
+	call_without_exceptions(S);
+}
+
+static const char *delete_below_a_noexcept_function_ends_it_there(void)
+{
+	const char *why = delete_at_first_wait(wait_below_a_noexcept_function);
+	if (why == NULL && strcmp(destroyed, "b") != 0)
+		return "not the frame below the noexcept function alone";
+	return why;
+}
+
+/* A destructor that a throw's unwinding runs, and that waits: vcruntime
+ * runs it inside its unwinding, and a delete that unwound through that
+ * would run it again; the coroutine is freed as it lies, nothing run. */
+static void wait_in_a_destructor_run_by_a_throw(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted outside = { 'o' };
+	try {
+		noted inside = { 'i' };
+		waits_when_destroyed w = { S };
+		throw 4;
+	} catch (...) {
+		noted in_handler = { 'h' };
+	}
+}
+
+static const char *destructor_run_by_a_throw_that_waits_is_not_run_again(void)
+{
+	const char *why = delete_at_first_wait(wait_in_a_destructor_run_by_a_throw);
+	if (why == NULL && destroyed[0] != '\0')
+		return "the delete ran code of a coroutine waiting inside a throw's unwinding";
+	return why;
+}
+
+/* An entity whose destructor deletes its children, coroutines 1 and 2:
+ * they are ended, after it, before the delete returns. */
+struct children {
+	struct schedule *S;
+	~children()
+	{
+		coroutine_delete(S, 1);
+		coroutine_delete(S, 2);
+	}
+};
+
+static void wait_noting_own_id(struct schedule *S, void *ud);
+
+static void parent_entity(struct schedule *S, void *ud)
+{
+	(void)ud;
+	noted self = { 'p' };
+	children c = { S };
+	coroutine_new(S, wait_noting_own_id, NULL);
+	coroutine_new(S, wait_noting_own_id, NULL);
+	coroutine_yield(S);
+}
+
+static const char *destructor_that_deletes_children_has_them_ended(void)
 {
 	struct schedule *S = coroutine_open();
-	int id = coroutine_new(S, catch_all_around_a_yield, NULL);
-	coroutine_resume(S, id);
+	coroutine_resume(S, coroutine_new(S, parent_entity, NULL)); /* 0, which makes 1 and 2 */
+	coroutine_resume(S, 1);
+	coroutine_resume(S, 2);
 	memset(destroyed, 0, sizeof destroyed);
-	coroutine_delete(S, id);
+	coroutine_delete(S, 0);
+	int left = coroutine_next(S, -1);
 	coroutine_close(S);
-	return strcmp(destroyed, "io") == 0 ? NULL : "not the destructors inside then outside the try, and no handler";
+	if (strcmp(destroyed, "p12") != 0)
+		return "not the parent, then its children, once each";
+	return left == -1 ? NULL : "a coroutine of the family is left";
 }
 
 static void wait_noting_own_id(struct schedule *S, void *ud)
@@ -602,7 +753,15 @@ int main(int argc, char **argv)
 	report("an exception escaping a coroutine ends the program", escaping_exception_ends_the_program());
 	report("a delete runs the destructors, innermost first", delete_runs_destructors_innermost_first());
 	report("a delete in a handler keeps main's exception main's", delete_in_a_handler_keeps_mains_exception());
-	report("a delete enters no catch (...)", delete_enters_no_catch_all());
+	report("a delete enters no catch (...)", delete_enters_no_catch_all(true));
+	report("a delete enters no catch (...) that would swallow it", delete_enters_no_catch_all(false));
+	report("a destructor that waits leaves its coroutine to be freed",
+	       destructor_that_waits_leaves_its_coroutine_to_be_freed());
+	report("a delete below a noexcept function ends the coroutine there",
+	       delete_below_a_noexcept_function_ends_it_there());
+	report("a destructor run by a throw that waits is not run again",
+	       destructor_run_by_a_throw_that_waits_is_not_run_again());
+	report("a destructor that deletes children has them ended", destructor_that_deletes_children_has_them_ended());
 	report("close deletes the suspended coroutines, in id order", close_deletes_suspended_coroutines_in_id_order());
 	return finish();
 }

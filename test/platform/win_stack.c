@@ -19,7 +19,11 @@
  *     set together (fesetround), each alone, or both differently;
  *   - a frame larger than a page (which the compiler probes with __chkstk)
  *     works in a coroutine;
- *   - coroutine_close gives the run stack's address space back.
+ *   - coroutine_close gives the run stack's address space back;
+ *   - coroutine_delete walks C frames built without -fexceptions (this
+ *     file's) to the trampoline and runs none of their cleanups (they
+ *     have no handler for Windows' unwinder to call): the coroutine is
+ *     freed, and the next one starts.
  *
  * It ends with the line "N passed, N failed" and exits non-zero on any
  * failure.
@@ -614,6 +618,46 @@ static const char *close_releases_the_run_stack(void)
 	return NULL;
 }
 
+/* ---- A delete of C built without -fexceptions ------------------------------ */
+
+static int cleanups;
+
+static void count_cleanup(int *unused)
+{
+	(void)unused;
+	cleanups++;
+}
+
+static void wait_with_a_cleanup(struct schedule *S, void *ud)
+{
+	int label __attribute__((cleanup(count_cleanup), unused)) = 0;
+	(void)ud;
+	coroutine_yield(S);
+}
+
+static void count_start(struct schedule *S, void *ud)
+{
+	(void)S;
+	++*(int *)ud;
+}
+
+static const char *delete_runs_no_cleanup_of_c_without_exceptions(void)
+{
+	int starts = 0;
+	struct schedule *S = coroutine_open();
+	int id = coroutine_new(S, wait_with_a_cleanup, NULL);
+	coroutine_resume(S, id);
+	coroutine_delete(S, id);
+	int status = coroutine_status(S, id);
+	coroutine_resume(S, coroutine_new(S, count_start, &starts));
+	coroutine_close(S);
+	if (cleanups != 0)
+		return "a cleanup of a frame built without -fexceptions ran";
+	if (status != COROUTINE_DEAD)
+		return "the coroutine was not freed";
+	return starts == 1 ? NULL : "the next coroutine did not start";
+}
+
 int main(void)
 {
 	thread_fields = current_stack_fields();
@@ -633,5 +677,6 @@ int main(void)
 	       x87_and_mxcsr_set_differently_stay_with_their_coroutine());
 	report("frames larger than a page work in a coroutine", big_frames_work_in_a_coroutine());
 	report("close gives the run stack's address space back", close_releases_the_run_stack());
+	report("a delete runs no cleanup of C built without -fexceptions", delete_runs_no_cleanup_of_c_without_exceptions());
 	return finish();
 }

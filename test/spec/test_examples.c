@@ -186,6 +186,15 @@ static void test_despawn_prints_its_expected_output(void **state)
 	check_run("examples/despawn", no_args, "examples/despawn.expected", NULL, 0);
 }
 
+/* Entities despawned while they wait in coroutine_try_yield, by main and
+ * by another entity: each gives back what it holds as it returns, before
+ * the call that despawned it returns; close tells the last one too. */
+static void test_hunt_prints_its_expected_output(void **state)
+{
+	(void)state;
+	check_run("examples/hunt", no_args, "examples/hunt.expected", NULL, 0);
+}
+
 /* The late inputs' end is the on-time one's (the example compares them and
  * exits with 1 if they differ), and the rewinds left no coroutine behind. */
 static void test_rollback_ends_as_if_every_input_came_on_time(void **state)
@@ -543,6 +552,7 @@ int main(int argc, char *argv[])
 		cmocka_unit_test(test_script_runs_good_scripts_and_reports_the_bad_one),
 		cmocka_unit_test(test_script_reports_nesting_too_deep_and_goes_on),
 		cmocka_unit_test(test_despawn_prints_its_expected_output),
+		cmocka_unit_test(test_hunt_prints_its_expected_output),
 		cmocka_unit_test(test_queens_finds_what_a_recursive_search_finds),
 		cmocka_unit_test(test_queens_prints_its_expected_output),
 		cmocka_unit_test(test_rollback_ends_as_if_every_input_came_on_time),

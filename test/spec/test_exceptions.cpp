@@ -181,8 +181,10 @@ static void test_failed_try_yield_keeps_the_coroutines_exceptions(void **state)
 		coroutine_resume(S, id); /* its attempt fails, and it finishes */
 		rethrown = rethrow_current();
 	}
-	if (!realloc_wrapped)
-		skip(); /* the library's realloc is not the program's to fail */
+	if (!realloc_wrapped) { /* the library's realloc is not the program's to fail */
+		coroutine_delete(S, id); /* it waits, and its end writes to a */
+		skip();
+	}
 	assert_int_equal(a.result, -1);
 	assert_string_equal(a.rethrown.c_str(), "coroutine's");
 	assert_string_equal(rethrown.c_str(), "main's");

@@ -9,16 +9,25 @@
 #   table, or a later one, names a target that does not exist, and on one
 #   whose table lacks a target;
 # - test/docs/links.sh, on a README and a docs/ file with a link to a file
-#   that does not exist and one with an anchor that does not;
+#   that does not exist and one with an anchor that does not; on links that
+#   GitHub's anchor rules make good (a repeated heading, closing #s,
+#   punctuation) and links in code spans and code blocks, which must pass;
+#   and on a document with no relative link;
 # - test/docs/first_program.sh, on a README whose first program warns in
 #   C89 and whose build lines fail before the last;
+# - test/docs/quick_start.sh, on a README whose demo command a failed
+#   apt-get update stops, whose test command runs make after a failed
+#   install or ends 0 when make fails, and on a .ci/run that has README's
+#   test command in a comment only;
 # - test/support/run.sh, on a program that passes a test and then crashes,
 #   and on one that ends early with exit status 0 (a crash under wine);
 # - test/docs/tarball.sh, given TARBALL (a good one, from make dist, with
 #   its .sha256 beside it), on copies that hold .ci/, whose .sha256 names
 #   a path, whose README, or a file of docs/, names a file they do not hold;
 # - test/support/pipes_check.sh, on a script that sets pipefail and pipes
-#   into head, grep -q and sed q;
+#   into head, grep -q, -l or -m and sed q, on one whose pipes are in
+#   comments (which must pass), and on a tree whose .ci/run and test/
+#   script pipe into head and grep -q;
 # - test/bugs/expect_checked.sh, on programs whose checked-build line names
 #   another coroutine, main for another thread, one of several coroutines,
 #   or an offset outside the slice.
@@ -125,6 +134,78 @@ links_says "links.sh reports a link of docs/ to a file that does not exist" "lin
 links_says "links.sh reports a link of docs/ to an anchor that does not exist" \
 	"link to ../README.md#the-shared-stack: README.md has no heading with the anchor #the-shared-stack"
 if (cd "$work/links" && test/docs/links.sh) > /dev/null 2>&1; then report "links.sh fails on broken links" "it passed"; else report "links.sh fails on broken links"; fi
+# Links that GitHub's rules make good: links.sh must pass them, and name
+# none.  And a document set with no relative link at all is a failure.
+mkdir -p "$work/anchors/docs"
+cat > "$work/anchors/README.md" <<'MARKDOWN'
+# Anchors
+
+## Setup
+
+## Setup
+
+## Closing hashes ##
+
+## The API: `coroutine_resume()` & friends
+
+The [second setup](#setup-1), [closing](#closing-hashes), [the API](#the-api-coroutine_resume--friends),
+[the guide](docs/guide.md#usage). No link in a code span: `[a](in-a-code-span.md)`.
+
+    [b](in-an-indented-block.md)
+
+```
+[c](in-a-fenced-block.md)
+~~~
+[d](in-a-fenced-block-after-tildes.md)
+```
+
+~~~
+[e](in-a-tilde-fence.md)
+```
+~~~
+MARKDOWN
+printf '%s\n' '# Guide' '## Usage' 'Back to [the setup](../README.md#setup).' > "$work/anchors/docs/guide.md"
+# links_ignores NAME TARGET: links.sh named no link to TARGET.
+links_ignores() {
+	if grep -qF -- "$2" "$work/links.out"; then report "$1" "it did:
+$(said "$work/links.out")"; else report "$1"; fi
+}
+(cd "$work/anchors" && "$OLDPWD/test/docs/links.sh" README.md docs/guide.md) > "$work/links.out" 2>&1
+links_status=$?
+links_ignores "links.sh numbers a repeated heading's anchor" "#setup-1"
+links_ignores "links.sh leaves a heading's closing #s out of its anchor" "#closing-hashes"
+links_ignores "links.sh drops punctuation from an anchor, keeps _ and -" "#the-api-coroutine_resume--friends"
+links_ignores "links.sh reads no link in a code span" "in-a-code-span.md"
+links_ignores "links.sh reads no link in an indented code block" "in-an-indented-block.md"
+links_ignores "links.sh reads no link in a fenced code block" "in-a-fenced-block"
+links_ignores "links.sh reads no link in a code block fenced with ~~~" "in-a-tilde-fence.md"
+if [ "$links_status" = 0 ]; then report "links.sh passes the links GitHub's rules make good"; else
+	report "links.sh passes the links GitHub's rules make good" "it failed:
+$(said "$work/links.out")"; fi
+printf '%s\n' '# No links' 'Only [another site](https://example.org/).' > "$work/anchors/none.md"
+expect_report "links.sh fails on documents without a relative link" "no relative links found" \
+	sh -c 'cd "$1" && "$2" none.md' - "$work/anchors" "$PWD/test/docs/links.sh"
+
+# ---- quick_start.sh ------------------------------------------------------------
+# README's demo command stopped by a failed apt-get update, its test command
+# running make after a failed install, or ending 0 when make fails; and a
+# .ci/run with README's test command in a comment only.
+copy_tree "$work/update-stops" README.md "s/^    apt-get update; /    apt-get update \&\& /"
+expect_report "quick_start.sh reports a command that a failed apt-get update stops" \
+	"README's demo-command, when update fails: 100: no make, not 0: make run" \
+	sh -c 'cd "$1" && test/docs/quick_start.sh' - "$work/update-stops"
+copy_tree "$work/install-goes-on" README.md "s/ libcmocka-dev && make test$/ libcmocka-dev; make test/"
+expect_report "quick_start.sh reports a command that runs make after a failed install" \
+	"README's test-command, when install fails: 0: make test, not 100: no make" \
+	sh -c 'cd "$1" && test/docs/quick_start.sh' - "$work/install-goes-on"
+copy_tree "$work/make-fails" README.md "s/ && make test$/ \&\& make test; true/"
+expect_report "quick_start.sh reports a command whose status is not make's" \
+	"README's test-command, when make fails: 0: make test, not 2: make test" \
+	sh -c 'cd "$1" && test/docs/quick_start.sh' - "$work/make-fails"
+mkdir -p "$work/ci-comment/.ci"
+copy_tree "$work/ci-comment" .ci/run 's/^  apt-get update; \(.*\)$/  # apt-get update; \1\n  make test ) || exit 1/'
+expect_report "quick_start.sh reports a .ci/run that has README's test command in a comment only" \
+	".ci/run does not run README's test command" sh -c 'cd "$1" && test/docs/quick_start.sh' - "$work/ci-comment"
 
 # ---- run.sh ---------------------------------------------------------------------
 # A program that crashes after a passed test has failed one: the one running.
@@ -191,12 +272,34 @@ if [ -n "$tarball" ]; then
 fi
 
 # ---- pipes_check.sh -------------------------------------------------------------
-# One script, each of its three pipes into a reader that stops early named.
-printf '#!/bin/bash\nset -euo pipefail\nfirst=$(echo "$1" |\n\thead -1)\nfind . | grep -q x && echo x\nseq 9 | sed 3q\n' > "$work/early-readers.sh"
-for reader in 'head -1' 'grep -q' 'sed 3q'; do
-	expect_report "pipes_check.sh reports a pipe into $reader under pipefail" "($reader)" \
+# A script under pipefail that pipes into readers that stop early, each
+# named with its line: head, grep with -q, -l or -m (before its pattern or
+# after), sed q, one after a quoted #, one after a comment line.
+printf '%s\n' '#!/bin/bash' 'set -euo pipefail' 'first=$(echo "$1" |' '	head -1)' 'find . | grep -q x && echo x' \
+	'seq 9 | sed 3q' 'ls | grep -l x' 'ls | grep -E x -m 1 || true' 'echo "a # b" | head -c 1' \
+	'ls |' '	# a comment between the writer and its reader' '	head -n 1' > "$work/early-readers.sh"
+for reader in '3:head -1' '5:grep -q' '6:sed 3q' '7:grep -l' '8:grep -m' '9:head -c' '10:head -n'; do
+	expect_report "pipes_check.sh reports a pipe into ${reader#*:} under pipefail" \
+		"early-readers.sh:${reader%%:*}: under pipefail, a reader that may stop early (${reader#*:})" \
 		test/support/pipes_check.sh "$work/early-readers.sh"
 done
+# The same pipes in comments, a line's own or after a command, are none.
+printf '%s\n' '#!/bin/bash' 'set -euo pipefail' '# first=$(echo "$1" | head -1)' '	# find . | grep -q x' \
+	'seq 9 | sort # not | sed 3q' 'ls; # | grep -l x' > "$work/commented-readers.sh"
+if test/support/pipes_check.sh "$work/commented-readers.sh" > "$work/said" 2>&1; then
+	report "pipes_check.sh passes pipes in comments"
+else
+	report "pipes_check.sh passes pipes in comments" "it failed:
+$(said "$work/said")"
+fi
+# Without arguments it reads the tree's scripts and .ci/run.
+mkdir -p "$work/pipes-tree/.ci" "$work/pipes-tree/test"
+printf '%s\n' '#!/bin/bash' 'set -euo pipefail' 'ls | head -1' > "$work/pipes-tree/.ci/run"
+printf '%s\n' '#!/bin/bash' 'set -o pipefail' 'ls | grep -q x' > "$work/pipes-tree/test/lists.sh"
+expect_report "pipes_check.sh reads .ci/run" ".ci/run:3: under pipefail" \
+	sh -c 'cd "$1" && "$2"' - "$work/pipes-tree" "$PWD/test/support/pipes_check.sh"
+expect_report "pipes_check.sh reads the tree's scripts" "test/lists.sh:3: under pipefail" \
+	sh -c 'cd "$1" && "$2"' - "$work/pipes-tree" "$PWD/test/support/pipes_check.sh"
 
 # ---- expect_checked.sh ------------------------------------------------------------
 # A bug program of the checked build (a script here) prints what the line

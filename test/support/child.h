@@ -3,14 +3,15 @@
  * misuse stops the program, and that schedules move between threads, on
  * every platform, CMocka or not:
  *
- * - run_child(): runs one of the program's cases in a child process and
- *   tells how the child ended (exited, aborted, faulted) and what it wrote
- *   on stderr.  On POSIX the child is a fork running the case directly; on
- *   Windows, which has no fork, it is the program itself run again as
- *   "PROGRAM --child NAME", which its main must hand to the case NAME.
- * - struct child_case: a program's table of such cases.  run_case() and
- *   child_aborts_with() run one of them in a child, by its function;
- *   run_named_case() is what main calls for "--child NAME".
+ * - struct child_case: a program's table of the cases that must end their
+ *   process (abort or fault).  run_case() and child_aborts_with() run one
+ *   of them in a child, by its function, and tell how the child ended
+ *   (exited, aborted, faulted) and what it wrote on stderr.
+ * - run_child(): the child, which runs the case by its name with
+ *   run_named_case().  On POSIX it is a fork; on Windows, which has no
+ *   fork, the program itself run again as "PROGRAM --child NAME", whose
+ *   main must hand NAME to run_named_case().  A case that comes back
+ *   exits with a code of its own, CHILD_CASE_RETURNED.
  * - start_thread(), join_thread(), run_thread(): functions on new threads.
  *
  * The C parts of support.h that have nothing to do with CMocka (reading a
@@ -80,7 +81,7 @@ static inline void read_all(int fd, char *buf, size_t size)
 }
 #endif
 
-/* ---- Running a case in a child process -------------------------------------- */
+/* ---- How a child ended, and what it wrote ------------------------------------ */
 
 enum child_end {
 	CHILD_EXITED,  /* status is its exit status */
@@ -111,6 +112,17 @@ static inline const char *aborted_with(const struct child *c, const char *line)
 	return why;
 }
 
+/* ---- The child's side: a case of the table, by its name ------------------------ */
+
+/*
+ * A test names a case by its function; a child on Windows, the program run
+ * again, can only be told a name.  The table ends with { NULL, NULL }.
+ */
+struct child_case {
+	const char *name; /* what "PROGRAM --child NAME" runs */
+	void (*run)(void);
+};
+
 #if defined(_WIN32)
 /* Ends the child at a fault, with the fault's code, before anything else
  * sees it; lets other exceptions go their way. */
@@ -122,22 +134,65 @@ static inline LONG WINAPI exit_at_a_fault(EXCEPTION_POINTERS *e)
 	return EXCEPTION_CONTINUE_SEARCH;
 }
 
-/* What main calls first when run as "--child NAME": a fault is to end the
- * child with its exception code, not start a debugger (wine's winedbg
- * would print a crash report). */
+/* What a child does first: a fault is to end it with its exception code,
+ * not start a debugger (wine's winedbg would print a crash report). */
 static inline void enter_child(void)
 {
 	SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
 	AddVectoredExceptionHandler(1, exit_at_a_fault);
 }
+#else
+/*
+ * A test program may catch SIGSEGV and friends (cmocka does, to report a
+ * crashing test; so do ASan and UBSan, to report the crash): the child
+ * inherits those handlers, and would go on or exit.  It must die of the
+ * signal, as a program that nothing watches would.
+ */
+static inline void restore_default_signals(void)
+{
+	static const int signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
+	size_t i;
+	for (i = 0; i < sizeof signals / sizeof signals[0]; i++)
+		signal(signals[i], SIG_DFL);
+}
 
+/* What a child does first: a fault or an abort is to kill it. */
+static inline void enter_child(void)
+{
+	restore_default_signals();
+}
+#endif
+
+/* A child whose case came back exits with this code: every case must fault
+ * or abort, and 0 would look like a crash that went unreported (wine ends
+ * such a process with 0). */
+#define CHILD_CASE_RETURNED 4
+
+/* Runs the case named name, in a child: what main calls for "--child NAME"
+ * (Windows), and what the fork runs (POSIX).  Returns the child's exit code:
+ * CHILD_CASE_RETURNED, or 2 if the table has no such case. */
+static inline int run_named_case(const struct child_case *cases, const char *name)
+{
+	enter_child();
+	for (; cases->run != NULL; cases++)
+		if (strcmp(cases->name, name) == 0) {
+			cases->run();
+			return CHILD_CASE_RETURNED;
+		}
+	fprintf(stderr, "no case named %s\n", name);
+	return 2;
+}
+
+/* ---- The parent's side: running a case in a child ------------------------------ */
+
+#if defined(_WIN32)
 /*
  * The program run again with "--child NAME", its stderr into a pipe.  What
  * abort() and faults look like as exit codes: 3 (the C runtime's abort),
  * STATUS_ACCESS_VIOLATION or STATUS_STACK_OVERFLOW.  msvcrt's abort may
  * add a sentence of its own after the line: only the first line counts.
  */
-static inline struct child run_child(const char *name, void (*body)(void))
+static inline struct child run_child(const struct child_case *cases, const char *name)
 {
 	struct child c = { CHILD_LOST, 0, "" };
 	char self[MAX_PATH], command[2 * MAX_PATH];
@@ -146,7 +201,7 @@ static inline struct child run_child(const char *name, void (*body)(void))
 	STARTUPINFOA start;
 	PROCESS_INFORMATION process;
 	DWORD code, used = 0, n;
-	(void)body;
+	(void)cases;
 	if (GetModuleFileNameA(NULL, self, sizeof self) == 0 ||
 	    !CreatePipe(&read_end, &write_end, &inherit, 0))
 		return c;
@@ -176,6 +231,7 @@ static inline struct child run_child(const char *name, void (*body)(void))
 	/* Text mode: lines end in CRLF; keep LF only, as on POSIX. */
 	for (char *r = c.err; (r = strchr(r, '\r')) != NULL;)
 		memmove(r, r + 1, strlen(r));
+	drop_tool_reports(c.err);
 	c.status = (int)code;
 	if (code == 3)
 		c.end = CHILD_ABORTED;
@@ -188,31 +244,12 @@ static inline struct child run_child(const char *name, void (*body)(void))
 	return c;
 }
 #else
-static inline void enter_child(void)
-{
-}
-
-/*
- * A test program may catch SIGSEGV and friends (cmocka does, to report a
- * crashing test; so do ASan and UBSan, to report the crash): the child
- * inherits those handlers, and would go on or exit.  It must die of the
- * signal, as a program that nothing watches would.
- */
-static inline void restore_default_signals(void)
-{
-	static const int signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
-	size_t i;
-	for (i = 0; i < sizeof signals / sizeof signals[0]; i++)
-		signal(signals[i], SIG_DFL);
-}
-
-/* A fork that runs body with stderr into a pipe; body returning is exit 0. */
-static inline struct child run_child(const char *name, void (*body)(void))
+/* A fork that runs the case named name, with stderr into a pipe. */
+static inline struct child run_child(const struct child_case *cases, const char *name)
 {
 	struct child c = { CHILD_LOST, 0, "" };
 	int pipefd[2], status;
 	pid_t pid;
-	(void)name;
 	if (pipe(pipefd) != 0)
 		return c;
 	fflush(NULL); /* or the child would print our buffered output again */
@@ -220,11 +257,9 @@ static inline struct child run_child(const char *name, void (*body)(void))
 	if (pid < 0)
 		return c;
 	if (pid == 0) {
-		restore_default_signals();
 		close(pipefd[0]);
 		dup2(pipefd[1], STDERR_FILENO);
-		body();
-		_exit(0);
+		_exit(run_named_case(cases, name));
 	}
 	close(pipefd[1]);
 	read_all(pipefd[0], c.err, sizeof c.err);
@@ -244,17 +279,6 @@ static inline struct child run_child(const char *name, void (*body)(void))
 }
 #endif
 
-/* ---- A program's table of cases ---------------------------------------------- */
-
-/*
- * A test names a case by its function; a child on Windows, the program run
- * again, can only be told a name.  The table ends with { NULL, NULL }.
- */
-struct child_case {
-	const char *name; /* what "PROGRAM --child NAME" runs */
-	void (*run)(void);
-};
-
 /* The case whose function is run; NULL if the table has none. */
 static inline const struct child_case *find_case(const struct child_case *cases, void (*run)(void))
 {
@@ -270,7 +294,7 @@ static inline struct child run_case(const struct child_case *cases, void (*run)(
 	const struct child_case *found = find_case(cases, run);
 	if (found == NULL)
 		abort(); /* every case is in the table */
-	return run_child(found->name, found->run);
+	return run_child(cases, found->name);
 }
 
 /* Runs the case in a child; NULL if it wrote exactly line and aborted,
@@ -281,24 +305,8 @@ static inline const char *child_aborts_with(const struct child_case *cases, void
 	struct child c;
 	if (found == NULL)
 		return "no such child case";
-	c = run_child(found->name, found->run);
+	c = run_child(cases, found->name);
 	return aborted_with(&c, line);
-}
-
-/* "PROGRAM --child NAME": runs that case, in the child of run_child. */
-static inline int run_named_case(const struct child_case *cases, const char *name)
-{
-	enter_child();
-	for (; cases->run != NULL; cases++)
-		if (strcmp(cases->name, name) == 0) {
-			cases->run();
-			/* Every case must fault or abort: a code of its own tells
-			 * one that came back from a crash that went unreported
-			 * (wine ends such a process with 0). */
-			return 4;
-		}
-	fprintf(stderr, "no case named %s\n", name);
-	return 2;
 }
 
 /* ---- Running functions on other threads ----------------------------------- */
