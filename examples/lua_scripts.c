@@ -137,11 +137,15 @@ static int script_wait(lua_State *L)
 	 * gets Lua's own memory error (lua_error raises one for this message),
 	 * which it may catch as any other.
 	 */
-	if (coroutine_try_yield(h->S) == -1) {
+	switch (coroutine_try_yield(h->S)) {
+	case -1:
 		lua_pushliteral(L, "not enough memory");
 		return lua_error(L);
+	case COROUTINE_ENDING: /* scripts_close: the script's way out is an error */
+		return luaL_error(L, "wait: the host closed the scripts");
+	default:
+		return 0;
 	}
-	return 0;
 }
 
 /* tick(): the current tick. */
@@ -476,12 +480,28 @@ fail:
 	return NULL;
 }
 
-/* Lua first: a finalizer that lua_close runs may call wait, which asks the
- * schedule whether a script is running. */
+/* Ends a waiting script at its wait, which raises an error there: its
+ * to-be-closed variables close and its handlers run, Lua being still open.
+ * The error is not reported: the host asked for it. */
+static void end_script(struct scripts *h, struct script *s)
+{
+	if (s->co == -1)
+		return;
+	h->running = s;
+	coroutine_delete(h->S, s->co);
+	h->running = NULL;
+	s->co = -1;
+}
+
+/* The scripts first, then Lua (a finalizer that lua_close runs may call
+ * wait, which asks the schedule whether a script is running), then the
+ * schedule. */
 void scripts_close(struct scripts *h)
 {
 	int i;
 	check_outside_tick(h, "scripts_close");
+	for (i = 0; i < h->count; i++)
+		end_script(h, h->scripts[i]);
 	lua_close(h->L);
 	coroutine_close(h->S);
 	for (i = 0; i < h->count; i++)

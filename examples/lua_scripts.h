@@ -99,8 +99,11 @@ int scripts_run(struct scripts *);
 int scripts_failed(const struct scripts *);
 
 /*
- * Closes L (lua_close: finalizers may call tick, and wait, which refuses)
- * and frees the scripts, those still waiting included.  Between ticks only.
+ * Ends the scripts still waiting, each at its wait, which raises an error
+ * there ("wait: the host closed the scripts", not reported): their
+ * to-be-closed variables close, and one that catches it and waits again is
+ * freed there.  Then closes L (lua_close: finalizers may call tick, and
+ * wait, which refuses) and frees the scripts.  Between ticks only.
  */
 void scripts_close(struct scripts *);
 

@@ -62,6 +62,8 @@ LUA_ARGS_oom_new := --refuse-new=2 test/lua/errors-ok.lua test/lua/ticks.lua
 EMBED_HOST = $(O)/lua/embed_host$(EXE)
 LUA_HOST_embed := $(EMBED_HOST)
 LUA_ARGS_embed := test/lua/embed-spawner.lua
+LUA_HOST_closed := $(EMBED_HOST)
+LUA_ARGS_closed := --frames=1 test/lua/closed.lua test/lua/closed-stubborn.lua
 LUA_ARGS_misuse_tick := test/lua/misuse_tick.lua
 # 5,000 copies of one script, listed by the shell.
 LUA_SCALE := 5000

@@ -27,8 +27,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "two_copies: %s\n", dlerror());
 		return 1;
 	}
-	void (*plugin_start)(int *) = (void (*)(int *))dlsym(plugin, "plugin_start");
-	void (*plugin_finish)(void) = (void (*)(void))dlsym(plugin, "plugin_finish");
+	void (*plugin_start)(int *), (*plugin_finish)(void);
+	/* POSIX's way from dlsym's object pointer to a function pointer (ISO C has none) */
+	*(void **)&plugin_start = dlsym(plugin, "plugin_start");
+	*(void **)&plugin_finish = dlsym(plugin, "plugin_finish");
 	plugin_start(&theirs);
 	host_schedule = coroutine_open();
 	coroutine_resume(host_schedule, coroutine_new(host_schedule, host_waiter, &mine));

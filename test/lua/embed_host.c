@@ -2,11 +2,12 @@
  * embed_host.c - lua_scripts.h embedded as a host that draws frames would
  * embed it, for the cases embed and misuse_* of test/lua/.
  *
- *     embed_host [--misuse=KIND] SCRIPT...
+ *     embed_host [--misuse=KIND | --frames=N] SCRIPT...
  *
  * Loads each SCRIPT with scripts_load, then one more from a string with
  * scripts_add (named "hello"), then draws frames: a scripts_tick each,
- * printing how many scripts are left, until none is; between two frames it
+ * printing how many scripts are left, until none is (or N frames are
+ * drawn: then it closes with scripts waiting); between two frames it
  * calls the global function between_frames, if a script has defined it.
  * The failures reach the host's own report, which prints them on stderr.
  * The scripts have two more functions:
@@ -26,6 +27,7 @@
 #include <lualib.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct scripts *scripts; /* the host's: its C functions reach it here */
@@ -101,9 +103,9 @@ static void misuse(lua_State *L, const char *kind)
 
 int main(int argc, char *argv[])
 {
-	static const char option[] = "--misuse=";
+	static const char option[] = "--misuse=", frames_option[] = "--frames=";
 	lua_State *L = luaL_newstate();
-	int i, frame, left;
+	int i, frame, left, first = 1, frames = -1;
 
 	scripts = scripts_open(L, report, "embed_host");
 	if (scripts == NULL)
@@ -113,15 +115,20 @@ int main(int argc, char *argv[])
 		misuse(L, argv[1] + sizeof option - 1);
 		return 1;
 	}
-	for (i = 1; i < argc; i++)
+	if (argc > 1 && strncmp(argv[1], frames_option, sizeof frames_option - 1) == 0)
+		frames = atoi(argv[first++] + sizeof frames_option - 1);
+	for (i = first; i < argc; i++)
 		scripts_load(scripts, argv[i]);
 	luaL_loadstring(L, "print('hello: at tick', tick()) wait(3) print('hello: ends at tick', tick())");
 	scripts_add(scripts, L, "hello");
-	for (frame = 0; (left = scripts_tick(scripts)) > 0; frame++) {
+	for (frame = 0; frame != frames && (left = scripts_tick(scripts)) > 0; frame++) {
 		printf("frame %d, scripts left: %d\n", frame, left);
 		between_frames(L);
 	}
-	printf("frame %d, scripts left: %d\n", frame, left);
+	if (frame != frames)
+		printf("frame %d, scripts left: %d\n", frame, left);
+	else
+		printf("closing after %d frames\n", frames);
 	i = scripts_failed(scripts);
 	scripts_close(scripts);
 	return i > 0;

@@ -125,6 +125,7 @@ static void test_delete_unwinds_to_the_coroutines_start_and_no_further(void **st
 
 /* ---- Another forced unwinding: a thread's exit --------------------------- */
 
+#if LINKED /* where the link is, a thread that exits inside a coroutine is stopped */
 extern "C" void exits_its_thread(struct schedule *, void *)
 {
 	pthread_exit(NULL);
@@ -143,6 +144,7 @@ static void exit_a_thread_inside_a_coroutine(void *)
 	if (pthread_create(&thread, NULL, thread_with_a_schedule, NULL) == 0)
 		pthread_join(thread, NULL);
 }
+#endif
 
 static void test_a_threads_exit_inside_a_coroutine_stops_with_a_line(void **)
 {
