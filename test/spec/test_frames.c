@@ -291,6 +291,7 @@ void waiting_coroutine(struct schedule *S, void *ud)
 	note_and_yield(S);
 }
 
+#if !COROUTINE_CHECKED /* the test below reads the run stack from main */
 /* Whether a lies in the calling thread's stack. */
 static int on_this_threads_stack(uintptr_t a)
 {
@@ -303,6 +304,7 @@ static int on_this_threads_stack(uintptr_t a)
 	pthread_attr_destroy(&attr);
 	return got && a >= (uintptr_t)low && a - (uintptr_t)low < size;
 }
+#endif
 
 /*
  * The slice of a waiting coroutine is [top - size, top), its deepest frame
