@@ -520,7 +520,7 @@ static void take_run_stack_quickly(struct schedule *S, struct coroutine *C);
 /* ASan and valgrind, told of the run stack (1: one watches) and each move (C NULL: start, end). */
 static int tools_register_run_stack(struct schedule *S);
 static void tools_forget_schedule(struct schedule *S);
-static void forget_run_stack(struct schedule *S);
+static void forget_run_stack(struct schedule *S, char *top, size_t span);
 static void asan_leave_main(struct schedule *S);
 static void asan_back_in_main(struct schedule *S);
 static void asan_enter_coroutine(struct schedule *S, struct coroutine *C);
@@ -743,7 +743,7 @@ static void continue_owner(struct schedule *S)
 /* Hands the run stack to suspended C: the last occupant's bytes forgotten, C's put back. */
 static ALWAYS_INLINE void put_back_slice(struct schedule *S, struct coroutine *C)
 {
-	forget_run_stack(S);
+	forget_run_stack(S, top_of(S, C), STACK_SIZE);
 	char *bottom = top_of(S, C) - C->size;
 	copy_slice(bottom, slice_in_block(C, bottom, (size_t)C->size), (size_t)C->size);
 	asan_restore_shadow(S, C);
@@ -763,7 +763,7 @@ static ALWAYS_INLINE void start_ready(struct schedule *S, struct coroutine *C, i
 {
 	S->running = id;
 	run_stack_in_reach(S);
-	forget_run_stack(S);
+	forget_run_stack(S, top_of(S, C), STACK_SIZE);
 	hand_over_frames(S, NULL);
 	S->owner = C;
 	C->status = COROUTINE_SUSPEND; /* what it is whenever it does not run */
@@ -2236,6 +2236,7 @@ NO_ASAN static int asan_copy_shadow(struct schedule *S, const struct coroutine *
 static void asan_leave_main(struct schedule *) {}
 static void asan_back_in_main(struct schedule *) {}
 #define ASAN_STAY_IN_MAIN(S) ((void)(S))
+#define ASAN_UNPOISON_MEMORY_REGION(bottom, size) ((void)(bottom), (void)(size)) /* the header's, without ASan */
 static void asan_enter_coroutine(struct schedule *, struct coroutine *) {}
 static void asan_leave_coroutine(struct schedule *, struct coroutine *) {}
 static void asan_back_in_coroutine(void) {}
@@ -2248,11 +2249,11 @@ static int asan_copy_shadow(struct schedule *, const struct coroutine *, struct 
 #endif
 
 /* Whether a tool watches the run stack (forget_run_stack has someone to tell), asked once: a
- * request costs even when nothing answers.  GET_VBITS returns 1 under memcheck, else 0. */
+ * request costs even when nothing answers.  GET_VBITS returns 1 under memcheck, else 0.  The
+ * registered stack: so that valgrind tells a switch from a huge frame. */
 #if COROUTINE_VALGRIND
 static int tools_register_run_stack(struct schedule *S)
 {
-	/* So that valgrind tells a switch from a huge frame. */
 	S->valgrind_stack_id = VALGRIND_STACK_REGISTER(S->top - RUN_STACKS_SPAN, S->top);
 	char probe = 0, vbits;
 	S->memcheck = VALGRIND_GET_VBITS(&probe, &vbits, 1) == 1;
@@ -2273,12 +2274,11 @@ static void memcheck_forget_run_stack(struct schedule *) {}
 #define VALGRIND_FORGET_SCHEDULE(S) ((void)0)
 #endif
 
-/* The run stack's bytes are no one's: ASan's poison or memcheck's popped frames would report. */
-static void forget_run_stack(struct schedule *S)
+/* The run stack's bytes are no one's: ASan's poison or memcheck's popped frames would report.
+ * ASan's, span bytes below top: a start or resume's window (a memset of its shadow), close's all. */
+static void forget_run_stack(struct schedule *S, char *top, size_t span)
 {
-#if COROUTINE_ASAN
-	ASAN_UNPOISON_MEMORY_REGION(S->top - RUN_STACKS_SPAN, RUN_STACKS_SPAN);
-#endif
+	ASAN_UNPOISON_MEMORY_REGION(top - span, span);
 	if (MEMCHECK_WATCHES(S))
 		memcheck_forget_run_stack(S);
 }
@@ -2286,7 +2286,7 @@ static void forget_run_stack(struct schedule *S)
 /* At close: a later mapping here must inherit no stale poison, nor valgrind's idea of a stack. */
 static void tools_forget_schedule(struct schedule *S)
 {
-	forget_run_stack(S);
+	forget_run_stack(S, S->top, RUN_STACKS_SPAN);
 	VALGRIND_FORGET_SCHEDULE(S);
 }
 
